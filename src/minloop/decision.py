@@ -1,0 +1,122 @@
+"""The decision step (S8, S9, S10, S18): what did the model ask for, and what do we tell it next.
+
+* ``decide`` turns an assistant message into ``Answer | CallTools | Blank``. ``tool_calls`` of
+  ``None`` and ``[]`` both mean "no call" (S8); a non-empty list is a call even when the model
+  also sent text (S2).
+* A round is *invalid* when the reply is blank (no text, no calls) or when every call in it
+  failed for a reason the model caused: an unknown tool name (``ERR_TOOL_UNKNOWN``) or
+  arguments that are not valid JSON or do not match the schema (``ERR_TOOL_ARGS_INVALID``).
+  Tool-side failures (timeout, exception, schema mismatch of the output) do not count.
+* Decision decay (S10): after ``decay_after`` consecutive invalid rounds, the next model call
+  gets ``tool_choice="none"`` and an instruction to answer directly, so the loop converges.
+* Control message (S18): after tool results are injected, the next call carries a message
+  naming the three exits (answer / call tools / ask to clarify). It is sent, not stored: the
+  transcript in ``RunResult.messages`` stays the conversation itself, and ``Step.control``
+  records what was sent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal, TypeAlias
+
+from .builtins.clarify import ask_for_clarification
+from .execute import ToolResult
+from .messages import Message, ResultRole, ToolCall, tool_calls_of
+from .tools import Tool
+
+__all__ = ["Answer", "Blank", "CallTools", "Controls", "Decision", "decide", "is_valid_round"]
+
+CONTROL_TEXT = (
+    "Decide the next step from the latest tool results: "
+    "1) if the information is enough, answer the user directly; "
+    "2) if more is needed, call a tool; "
+    "3) if the request is unclear, ask the user to clarify."
+)
+DECAY_TEXT = "Answer the user directly now, without calling any tools."
+MODEL_FAULTS = frozenset({"ERR_TOOL_UNKNOWN", "ERR_TOOL_ARGS_INVALID"})
+
+
+@dataclass(frozen=True, slots=True)
+class Controls:
+    """The loop's decision controls. Every default follows the seed."""
+
+    decay_after: int = 2
+    control_message: bool = True
+    control_role: Literal["system", "developer", "user"] = "system"
+    control_text: str = CONTROL_TEXT
+    decay_text: str = DECAY_TEXT
+    result_role: ResultRole = "tool"
+    fallback: Tool = field(default=ask_for_clarification)
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    message: Message
+
+
+@dataclass(frozen=True, slots=True)
+class CallTools:
+    message: Message
+    calls: tuple[ToolCall, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Blank:
+    message: Message
+
+
+Decision: TypeAlias = Answer | CallTools | Blank
+
+
+def decide(message: Message, step: int = 1) -> Decision:
+    """Classify the model's reply; calls get unique ids if the model left them out."""
+    raw_calls = tool_calls_of(message)
+    if raw_calls:
+        calls = _with_ids([ToolCall.from_wire(c) for c in raw_calls if isinstance(c, dict)], step)
+        if calls:
+            return CallTools(_clean_assistant(message, calls), calls)
+    content = message.get("content")
+    if isinstance(content, str) and content.strip():
+        return Answer({"role": "assistant", "content": content})
+    return Blank(message)
+
+
+def is_valid_round(decision: Decision, results: Sequence[ToolResult]) -> bool:
+    match decision:
+        case Answer():
+            return True
+        case Blank():
+            return False
+        case CallTools():
+            return any(r.error not in MODEL_FAULTS for r in results)
+
+
+def control_message(controls: Controls, *, decayed: bool, after_tools: bool) -> Message | None:
+    if decayed:
+        return {"role": controls.control_role, "content": controls.decay_text}
+    if after_tools and controls.control_message:
+        return {"role": controls.control_role, "content": controls.control_text}
+    return None
+
+
+def _with_ids(calls: list[ToolCall], step: int) -> tuple[ToolCall, ...]:
+    seen: set[str] = set()
+    out = []
+    for j, c in enumerate(calls, 1):
+        if not c.id or c.id in seen:
+            c = ToolCall(f"call_s{step}_{j}", c.name, c.arguments)
+        seen.add(c.id)
+        out.append(c)
+    return tuple(out)
+
+
+def _clean_assistant(message: Message, calls: tuple[ToolCall, ...]) -> Message:
+    """The assistant message as stored: wire-format calls with string arguments and ids."""
+    content = message.get("content")
+    return {
+        "role": "assistant",
+        "content": content if isinstance(content, str) and content else None,
+        "tool_calls": [c.to_wire() for c in calls],
+    }

@@ -1,0 +1,81 @@
+"""Exceptions raised to the developer.
+
+Failures the *model* can fix (unknown tool, bad arguments, timeout, schema mismatch) never raise:
+they go back into the conversation as JSON error envelopes (see ``minloop.execute``). The
+exceptions below are for the *developer*: misuse, malformed input transcripts, broken
+configuration, a model endpoint that cannot be reached.
+
+    MinloopError
+    ├── TranscriptError          a caller's message list breaks a rule (index + rule named)
+    ├── ToolDefinitionError      a tool cannot be built from its function or options
+    ├── ModelError               the model call failed (transport, HTTP status, bad payload)
+    │   └── ModelHTTPError       the endpoint answered with an HTTP error status
+    ├── NestedModelCallError     a model was called from inside a tool (red line, S14/S25)
+    ├── ScriptError              a scripted test model was used differently from its script
+    └── MissingDependencyError   an optional extra is not installed (message has the hint)
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "MinloopError",
+    "MissingDependencyError",
+    "ModelError",
+    "ModelHTTPError",
+    "NestedModelCallError",
+    "ScriptError",
+    "ToolDefinitionError",
+    "TranscriptError",
+]
+
+
+class MinloopError(Exception):
+    """Base class of every exception minloop raises on purpose."""
+
+
+class TranscriptError(MinloopError, ValueError):
+    """A message list given by the caller breaks a transcript rule.
+
+    ``index`` is the position of the offending message (``None`` for the list as a whole) and
+    ``rule`` a stable machine-readable name such as ``"tool_call_id_mismatch"``.
+    """
+
+    def __init__(self, index: int | None, rule: str, detail: str) -> None:
+        self.index = index
+        self.rule = rule
+        self.detail = detail
+        where = "transcript" if index is None else f"message {index}"
+        super().__init__(f"{where}: {rule}: {detail}")
+
+
+class ToolDefinitionError(MinloopError, TypeError):
+    """A function or its options cannot become a tool."""
+
+
+class ModelError(MinloopError):
+    """A model call failed for a reason outside the conversation."""
+
+
+class ModelHTTPError(ModelError):
+    """The model endpoint answered with an HTTP error status."""
+
+    def __init__(self, status_code: int, body: str, *, url: str = "") -> None:
+        self.status_code = status_code
+        self.body = body
+        self.url = url
+        super().__init__(f"HTTP {status_code} from {url or 'model endpoint'}: {body[:300]}")
+
+
+class NestedModelCallError(MinloopError, RuntimeError):
+    """A model was called while a tool was executing (tools never call an LLM)."""
+
+
+class ScriptError(MinloopError, AssertionError):
+    """A scripted model was called more often than scripted, or its script was not used up."""
+
+
+class MissingDependencyError(MinloopError, ImportError):
+    """An optional dependency is missing; the message says what to install."""
+
+    def __init__(self, what: str, hint: str) -> None:
+        super().__init__(f"{what} is not installed. Install it with: {hint}")

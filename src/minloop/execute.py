@@ -1,0 +1,220 @@
+"""Executing tool calls under contract (S11, S12, S15).
+
+Each call is parsed, validated against the tool's argument model, run under its timeout and
+checked against its output model. Whatever the model can act on becomes one JSON error
+envelope with a standard code instead of an exception::
+
+    {"error": "...", "code": "ERR_TOOL_TIMEOUT", "tool": "get_weather", "trace_id": "trc_..."}
+
+Parallel calls run concurrently; results keep call order and one failure never loses the
+others. Sync tools run in a daemon thread each: a thread that outlives its timeout cannot be
+killed in Python, so it is abandoned (its result is discarded, it holds no pool slot and does
+not keep the process alive at exit).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import json
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, TypeAlias
+
+from pydantic import BaseModel, ValidationError
+from pydantic_core import to_jsonable_python
+
+from .exceptions import NestedModelCallError
+from .guard import current_tool
+from .messages import Message, ResultRole, ToolCall
+from .tools import Tool
+
+__all__ = ["ErrorCode", "ToolResult", "execute_calls"]
+
+ErrorCode: TypeAlias = Literal[
+    "ERR_TOOL_TIMEOUT",
+    "ERR_TOOL_SCHEMA_MISMATCH",
+    "ERR_TOOL_ARGS_INVALID",
+    "ERR_TOOL_UNKNOWN",
+    "ERR_TOOL_FAILED",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """The outcome of one call: ``content`` is the JSON string the model will read."""
+
+    call_id: str
+    name: str
+    content: str
+    error: ErrorCode | None = None
+    latency: float = 0.0
+    rerouted_to: str | None = None
+
+    def to_message(self, role: ResultRole = "tool") -> Message:
+        if role == "function":
+            return {"role": "function", "name": self.name, "tool_call_id": self.call_id, "content": self.content}
+        return {"role": "tool", "tool_call_id": self.call_id, "name": self.name, "content": self.content}
+
+
+@dataclass(frozen=True, slots=True)
+class ExecContext:
+    tools: Mapping[str, Tool]
+    fallback: Tool
+    trace_id: str
+    log: Any  # a logging.LoggerAdapter keyed by the trace id
+
+
+class _Failure(Exception):
+    def __init__(self, code: ErrorCode, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.details = details
+
+
+async def execute_calls(calls: Sequence[ToolCall], ctx: ExecContext) -> list[ToolResult]:
+    """Run every call (concurrently when there are several); results keep call order."""
+    if len(calls) == 1:
+        return [await execute_call(calls[0], ctx)]
+    return list(await asyncio.gather(*(execute_call(c, ctx) for c in calls)))
+
+
+async def execute_call(call: ToolCall, ctx: ExecContext) -> ToolResult:
+    start = time.perf_counter()
+    tool = ctx.tools.get(call.name)
+    if tool is None:
+        return await _reroute(call, ctx, start)
+    ctx.log.info("tool call %s %s id=%s", call.name, call.arguments[:200], call.id)
+    try:
+        args = parse_arguments(tool, call.arguments)
+        value = await invoke(tool, args)
+        content, error = dump(check_output(tool, value), ctx.trace_id), None
+    except _Failure as f:
+        content, error = envelope(f.code, f.message, call.name, ctx.trace_id, **f.details), f.code
+        level = 30 if f.code == "ERR_TOOL_SCHEMA_MISMATCH" else 20  # S12: mismatch is a warning
+        ctx.log.log(level, "tool %s failed %s: %s", call.name, f.code, f.message)
+    latency = time.perf_counter() - start
+    ctx.log.info("tool result %s %.1fms %s", call.name, latency * 1000, content[:200])
+    return ToolResult(call.id, call.name, content, error, latency)
+
+
+def parse_arguments(tool: Tool, raw: str) -> dict[str, Any]:
+    try:
+        data = json.loads(raw) if raw.strip() else {}
+    except ValueError as exc:
+        raise _Failure("ERR_TOOL_ARGS_INVALID", f"arguments are not valid JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise _Failure("ERR_TOOL_ARGS_INVALID", f"arguments must be a JSON object, got {type(data).__name__}")
+    try:
+        model = tool.args.model_validate(data)
+    except ValidationError as exc:
+        raise _Failure(
+            "ERR_TOOL_ARGS_INVALID", "arguments do not match the tool's schema",
+            problems=_problems(exc), parameters=tool.parameters(),
+        ) from None
+    return {name: getattr(model, name) for name in type(model).model_fields}
+
+
+async def invoke(tool: Tool, args: dict[str, Any]) -> Any:
+    token = current_tool.set(tool.name)
+    deadline = asyncio.timeout(tool.timeout)
+    try:
+        async with deadline:
+            if tool.is_async:
+                return await tool.fn(**args)
+            return await _in_daemon_thread(tool, args)
+    except TimeoutError as exc:
+        if deadline.expired():
+            raise _Failure("ERR_TOOL_TIMEOUT", f"tool did not finish within {tool.timeout:g}s") from None
+        raise _Failure("ERR_TOOL_FAILED", f"TimeoutError: {exc}") from None
+    except NestedModelCallError:
+        raise  # a red-line breach is the developer's bug: fail loudly
+    except Exception as exc:
+        raise _Failure("ERR_TOOL_FAILED", f"{type(exc).__name__}: {exc}") from None
+    finally:
+        current_tool.reset(token)
+
+
+def _in_daemon_thread(tool: Tool, args: dict[str, Any]) -> asyncio.Future[Any]:
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+    context = contextvars.copy_context()
+
+    def settle(ok: bool, value: Any) -> None:
+        if not future.done():
+            future.set_result(value) if ok else future.set_exception(value)
+
+    def work() -> None:
+        try:
+            outcome = (True, context.run(tool.fn, **args))
+        except BaseException as exc:  # delivered to the awaiting task, not lost in the thread
+            outcome = (False, exc)
+        try:
+            loop.call_soon_threadsafe(settle, *outcome)
+        except RuntimeError:
+            pass  # abandoned after a timeout and its event loop is gone: nothing to report to
+
+    threading.Thread(target=work, name=f"minloop-tool-{tool.name}", daemon=True).start()
+    return future
+
+
+def check_output(tool: Tool, value: Any) -> Any:
+    """Validate against the declared output model (S12); return a JSON-able payload."""
+    if tool.output is None:
+        try:
+            return to_jsonable_python(value)
+        except Exception as exc:
+            raise _Failure("ERR_TOOL_SCHEMA_MISMATCH", f"result is not JSON-serializable: {exc}") from None
+    if isinstance(value, tool.output):
+        return value.model_dump(mode="json")
+    if isinstance(value, BaseModel):
+        value = value.model_dump()
+    if isinstance(value, Mapping) and tool.output_map:
+        value = {tool.output_map.get(k, k): v for k, v in value.items()}
+    try:
+        return tool.output.model_validate(value).model_dump(mode="json")
+    except ValidationError as exc:
+        raise _Failure(
+            "ERR_TOOL_SCHEMA_MISMATCH",
+            f"tool returned data that does not match {tool.output.__name__}",
+            problems=_problems(exc),
+        ) from None
+
+
+def dump(payload: Any, trace_id: str) -> str:
+    body = {**payload, "trace_id": trace_id} if isinstance(payload, dict) else {"result": payload, "trace_id": trace_id}
+    return json.dumps(body, ensure_ascii=False)
+
+
+def envelope(code: ErrorCode, message: str, tool_name: str, trace_id: str, **details: Any) -> str:
+    body = {"error": message, "code": code, "tool": tool_name, **details, "trace_id": trace_id}
+    return json.dumps(body, ensure_ascii=False, default=str)
+
+
+async def _reroute(call: ToolCall, ctx: ExecContext, start: float) -> ToolResult:
+    """S9: an unknown name becomes a clarification request through the fallback tool."""
+    note = f"unrecognized tool name {call.name!r}, turned into a clarification request"
+    ctx.log.warning("tool call %s: %s", call.name, note)
+    details: dict[str, Any] = {"available_tools": sorted(ctx.tools)}
+    question = (
+        f"I can't use a tool called {call.name!r}. Could you rephrase what you need? "
+        f"I can use: {', '.join(sorted(ctx.tools)) or 'no tools'}."
+    )
+    try:
+        value = await invoke(ctx.fallback, parse_arguments(ctx.fallback, json.dumps({"question": question})))
+        details["clarification"] = check_output(ctx.fallback, value)
+    except _Failure as f:
+        details["fallback_error"] = f"{f.code}: {f.message}"
+    content = envelope("ERR_TOOL_UNKNOWN", note, call.name, ctx.trace_id, **details)
+    latency = time.perf_counter() - start
+    return ToolResult(call.id, call.name, content, "ERR_TOOL_UNKNOWN", latency, ctx.fallback.name)
+
+
+def _problems(exc: ValidationError) -> list[dict[str, str]]:
+    return [
+        {"loc": ".".join(str(p) for p in err["loc"]) or "(root)", "msg": err["msg"]}
+        for err in exc.errors(include_url=False)
+    ]

@@ -1,0 +1,247 @@
+"""The minimal agent loop (S1, S2, S3, S26).
+
+Each round is four named steps: **receive** the message list (checked, S4-S21), **decide**
+what the model asked for, **execute** the tools under contract, **inject** the results and go
+again. A round returns ``Final | Continue | Stop``; ``Run`` dispatches it exhaustively. The
+``Loop`` holds only configuration: all run state lives in a ``RunState`` made per run, so one
+``Loop`` serves any number of concurrent runs (S26).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, assert_never
+
+from .decision import Answer, Blank, CallTools, Controls, Decision, control_message, decide, is_valid_round
+from .exceptions import MinloopError, ModelError, ToolDefinitionError
+from .execute import ExecContext, ToolResult, execute_calls
+from .messages import Message, check_transcript, normalize_input
+from .models.base import Model, ModelRequest, ModelResponse, ToolChoice
+from .result import RunResult, Status, Step
+from .tools import Tool, tool
+from .tracing import current_trace_id, new_trace_id, run_logger
+
+__all__ = ["Loop", "Run", "run", "run_sync"]
+
+
+@dataclass(frozen=True, slots=True)
+class Final:
+    message: Message
+
+
+@dataclass(frozen=True, slots=True)
+class Continue:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Stop:
+    status: Status
+    reason: str
+
+
+NextStep = Final | Continue | Stop
+
+
+@dataclass(slots=True)
+class RunState:
+    messages: list[Message]
+    trace_id: str
+    log: Any
+    steps: list[Step] = field(default_factory=list)
+    invalid_streak: int = 0
+    tool_rounds: int = 0
+    started: float = field(default_factory=time.perf_counter)
+
+
+@dataclass(frozen=True)
+class Loop:
+    """A configured loop: ``await loop.run(prompt)``, ``loop.run_sync(prompt)`` or ``loop.iter(prompt)``.
+
+    ``tool_choice`` is sent on the first call (S3); a forced choice (``"required"`` or one
+    tool's name) applies until the first tool round, then the loop goes back to ``"auto"`` so
+    it can end.
+    """
+
+    model: Model
+    tools: Sequence[Tool | Callable[..., Any]] = ()
+    max_steps: int = 10
+    tool_choice: ToolChoice | str = "auto"
+    controls: Controls = field(default_factory=Controls)
+    registry: dict[str, Tool] = field(init=False, repr=False)
+    specs: list[dict[str, Any]] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.max_steps < 1:
+            raise MinloopError(f"max_steps must be >= 1, got {self.max_steps}")
+        registry: dict[str, Tool] = {}
+        for item in self.tools:
+            t = item if isinstance(item, Tool) else tool(item)
+            if t.name in registry:
+                raise ToolDefinitionError(f"two tools are named {t.name!r}")
+            registry[t.name] = t
+        object.__setattr__(self, "registry", registry)
+        object.__setattr__(self, "specs", [t.spec() for t in registry.values()])
+
+    def iter(self, prompt: str | Sequence[Message]) -> Run:
+        """Start a run to drive one round at a time: ``async for step in loop.iter(...)``."""
+        messages = normalize_input(prompt)
+        check_transcript(messages)
+        trace_id = new_trace_id()
+        return Run(self, RunState(messages, trace_id, run_logger(trace_id)))
+
+    async def run(self, prompt: str | Sequence[Message]) -> RunResult:
+        """Run to the end and return the result."""
+        run = self.iter(prompt)
+        async for _ in run:
+            pass
+        assert run.result is not None
+        return run.result
+
+    def run_sync(self, prompt: str | Sequence[Message]) -> RunResult:
+        """Blocking wrapper around ``run`` for code without an event loop."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.run(prompt))
+        raise MinloopError("run_sync() was called inside a running event loop; use `await loop.run(...)`")
+
+    async def round(self, state: RunState) -> NextStep:
+        """One round: receive -> decide -> execute -> inject."""
+        if len(state.steps) >= self.max_steps:
+            return Stop("max_steps_exceeded", f"no answer within {self.max_steps} steps")
+        request, control = self.receive(state)
+        started = time.perf_counter()
+        try:
+            response = await self.model.call(request)
+        except ModelError as exc:
+            return Stop("model_error", f"{type(exc).__name__}: {exc}")
+        latency = time.perf_counter() - started
+        decision = decide(response.message, len(state.steps) + 1)
+        results = await self.execute(decision, state)
+        self.inject(state, decision, results, response, request, control, latency)
+        match decision:
+            case Answer(message):
+                return Final(message)
+            case CallTools() | Blank():
+                return Continue()
+            case _:
+                assert_never(decision)
+
+    def receive(self, state: RunState) -> tuple[ModelRequest, str | None]:
+        check_transcript(state.messages)
+        decayed = 0 < self.controls.decay_after <= state.invalid_streak
+        after_tools = state.messages[-1]["role"] in ("tool", "function")
+        control = control_message(self.controls, decayed=decayed, after_tools=after_tools)
+        messages = state.messages if control is None else [*state.messages, control]
+        choice = "none" if decayed else self._tool_choice(state)
+        state.log.info("step %d start: %d messages, tool_choice=%s", len(state.steps) + 1, len(messages), choice)
+        state.log.debug("step %d input: %.300s", len(state.steps) + 1, messages[-1].get("content"))
+        return ModelRequest(messages, self.specs, choice), (control or {}).get("content")
+
+    async def execute(self, decision: Decision, state: RunState) -> list[ToolResult]:
+        if not isinstance(decision, CallTools):
+            return []
+        ctx = ExecContext(self.registry, self.controls.fallback, state.trace_id, state.log)
+        token = current_trace_id.set(state.trace_id)
+        try:
+            return await execute_calls(decision.calls, ctx)
+        finally:
+            current_trace_id.reset(token)
+
+    def inject(
+        self, state: RunState, decision: Decision, results: list[ToolResult],
+        response: ModelResponse, request: ModelRequest, control: str | None, latency: float,
+    ) -> None:
+        if not isinstance(decision, Blank):  # a blank reply is not a message worth keeping
+            state.messages.append(decision.message)
+        role = self.controls.result_role
+        state.messages.extend(r.to_message(role) for r in results)  # adjacent to their call (S16)
+        valid = is_valid_round(decision, results)
+        state.invalid_streak = 0 if valid else state.invalid_streak + 1
+        state.tool_rounds += bool(results)
+        kind = {Answer: "answer", CallTools: "tool_calls", Blank: "blank"}[type(decision)]
+        step = Step(
+            index=len(state.steps) + 1, decision=kind, message=decision.message,  # type: ignore[arg-type]
+            tool_calls=getattr(decision, "calls", ()), results=tuple(results),
+            model_latency=latency, tool_latency=max((r.latency for r in results), default=0.0),
+            usage=response.usage, tool_choice=request.tool_choice, control=control, valid=valid,
+        )
+        state.steps.append(step)
+        state.log.info(
+            "step %d end: %s%s, %.1fms model", step.index, kind,
+            f" {[c.name for c in step.tool_calls]} errors={step.errors}" if results else "", latency * 1000,
+        )
+
+    def _tool_choice(self, state: RunState) -> ToolChoice:
+        choice = self.tool_choice
+        if state.tool_rounds or choice in ("auto", "none") or not self.specs:
+            return "auto" if choice != "none" else "none"
+        if isinstance(choice, str) and choice != "required":
+            return {"type": "function", "function": {"name": choice}}
+        return choice
+
+
+class Run:
+    """A run in progress. Iterate it to drive the loop one round (``Step``) at a time; after the
+    last round ``result`` holds the ``RunResult``. ``messages`` is the live transcript."""
+
+    def __init__(self, loop: Loop, state: RunState) -> None:
+        self.loop = loop
+        self.state = state
+        self.result: RunResult | None = None
+        state.log.info("run start: model=%s tools=%s max_steps=%d", getattr(loop.model, "name", "?"), sorted(loop.registry), loop.max_steps)
+
+    @property
+    def trace_id(self) -> str:
+        return self.state.trace_id
+
+    @property
+    def messages(self) -> list[Message]:
+        return self.state.messages
+
+    @property
+    def steps(self) -> tuple[Step, ...]:
+        return tuple(self.state.steps)
+
+    def __aiter__(self) -> Run:
+        return self
+
+    async def __anext__(self) -> Step:
+        if self.result is not None:
+            raise StopAsyncIteration
+        before = len(self.state.steps)
+        nxt = await self.loop.round(self.state)
+        match nxt:
+            case Continue():
+                pass
+            case Final(message):
+                self._finish("success", message, None)
+            case Stop(status, reason):
+                self._finish(status, self._last_assistant(), reason)
+            case _:
+                assert_never(nxt)
+        if len(self.state.steps) == before:
+            raise StopAsyncIteration
+        return self.state.steps[-1]
+
+    def _finish(self, status: Status, final: Message | None, error: str | None) -> None:
+        s = self.state
+        self.result = RunResult(status, final, list(s.messages), tuple(s.steps), s.trace_id, time.perf_counter() - s.started, error)
+        s.log.info("run end: %s after %d steps%s", status, len(s.steps), f" ({error})" if error else "")
+
+    def _last_assistant(self) -> Message | None:
+        return next((m for m in reversed(self.state.messages) if m.get("role") == "assistant"), None)
+
+
+async def run(prompt: str | Sequence[Message], *, model: Model, tools: Sequence[Tool | Callable[..., Any]] = (), max_steps: int = 10, **options: Any) -> RunResult:
+    """``await minloop.run(prompt, model=..., tools=[...])``: one run with a throwaway ``Loop``."""
+    return await Loop(model, tools, max_steps, **options).run(prompt)
+
+
+def run_sync(prompt: str | Sequence[Message], *, model: Model, tools: Sequence[Tool | Callable[..., Any]] = (), max_steps: int = 10, **options: Any) -> RunResult:
+    """Blocking ``run``."""
+    return Loop(model, tools, max_steps, **options).run_sync(prompt)

@@ -1,0 +1,69 @@
+"""The ``Model`` role: one Chat Completions call, nothing else.
+
+A model receives a ``ModelRequest`` (messages, tool specs, tool_choice) and returns a
+``ModelResponse`` holding one assistant message in the wire format plus token usage. Anything
+that can do that is a model: a remote endpoint, an embedded GGUF, a script for tests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
+
+from ..messages import Message
+
+__all__ = ["Model", "ModelRequest", "ModelResponse", "ToolChoice", "Usage"]
+
+ToolChoice: TypeAlias = Literal["auto", "none", "required"] | dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Tokens of one call. ``evaluated_tokens`` is what a local runtime actually computed
+    (prompt tokens minus those reused from its KV cache); ``None`` when unknown."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    evaluated_tokens: int | None = None
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        evaluated = None
+        if self.evaluated_tokens is not None or other.evaluated_tokens is not None:
+            evaluated = (self.evaluated_tokens or 0) + (other.evaluated_tokens or 0)
+        return Usage(
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+            evaluated,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRequest:
+    messages: Sequence[Message]
+    tools: Sequence[dict[str, Any]] = ()
+    tool_choice: ToolChoice = "auto"
+
+
+@dataclass(frozen=True, slots=True)
+class ModelResponse:
+    message: Message
+    usage: Usage = field(default_factory=Usage)
+
+
+@runtime_checkable
+class Model(Protocol):
+    """Anything with a ``name`` and an async ``call``.
+
+    ``call`` raises ``ModelError`` when the call itself fails (network, HTTP status, payload
+    that is not a Chat Completion). A reply the *loop* can handle (no content, unknown tool,
+    bad arguments) is returned, not raised.
+    """
+
+    name: str
+
+    async def call(self, request: ModelRequest) -> ModelResponse: ...

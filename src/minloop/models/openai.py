@@ -1,0 +1,178 @@
+"""Chat Completions over HTTP.
+
+``OpenAIModel`` posts to any OpenAI-compatible ``/chat/completions`` endpoint with httpx (a
+plain POST is several times cheaper per step than the official SDK on loopback; see
+``benchmarks/overhead.py``). Transient failures (connection errors, 408/409/429/5xx) are
+retried with exponential backoff and jitter, honouring ``Retry-After``, at most
+``max_retries`` times. ``OpenAIClientModel`` wraps a caller's own ``openai.AsyncOpenAI``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import os
+import random
+import time
+from typing import Any
+
+import httpx
+
+from ..exceptions import ModelError, ModelHTTPError
+from ..guard import ensure_not_in_tool
+from ..messages import Message
+from .base import ModelRequest, ModelResponse, Usage
+
+__all__ = ["OpenAIClientModel", "OpenAIModel", "parse_completion"]
+
+RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
+
+
+class OpenAIModel:
+    """A model behind an OpenAI-compatible Chat Completions endpoint.
+
+    The key is read from ``api_key`` or the environment variable ``api_key_env`` (default
+    ``OPENAI_API_KEY``); no key means no ``Authorization`` header (local servers).
+    ``extra_body`` is merged into every request (``temperature``, ``seed``, ...).
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str = "https://api.openai.com/v1",
+        api_key: str | None = None,
+        api_key_env: str = "OPENAI_API_KEY",
+        timeout: float = 60.0,
+        max_retries: int = 2,
+        backoff: float = 0.5,
+        max_backoff: float = 20.0,
+        extra_body: dict[str, Any] | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.name = model
+        self.url = base_url.rstrip("/") + "/chat/completions"
+        key = api_key if api_key is not None else os.environ.get(api_key_env)
+        self._headers = {"Authorization": f"Bearer {key}"} if key else {}
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.backoff = backoff
+        self.max_backoff = max_backoff
+        self.extra_body = dict(extra_body or {})
+        self._transport = transport
+        self._client: httpx.AsyncClient | None = None
+        self._client_loop: asyncio.AbstractEventLoop | None = None
+
+    def __repr__(self) -> str:  # never shows the key
+        return f"OpenAIModel({self.name!r}, url={self.url!r})"
+
+    def payload(self, request: ModelRequest) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": self.name, "messages": list(request.messages), **self.extra_body}
+        if request.tools:
+            body["tools"] = list(request.tools)
+            body["tool_choice"] = request.tool_choice
+        return body
+
+    async def call(self, request: ModelRequest) -> ModelResponse:
+        ensure_not_in_tool(self.name)
+        body = json.dumps(self.payload(request), ensure_ascii=False).encode()
+        client = self._client_for_loop()
+        for attempt in range(self.max_retries + 1):
+            last = attempt == self.max_retries
+            try:
+                resp = await client.post(self.url, content=body)
+            except httpx.TransportError as exc:
+                if last:
+                    raise ModelError(f"cannot reach {self.url}: {type(exc).__name__}: {exc}") from exc
+                await asyncio.sleep(self._delay(attempt, None))
+                continue
+            if resp.status_code < 400:
+                return parse_completion(resp.content, self.url)
+            if last or resp.status_code not in RETRY_STATUSES:
+                raise ModelHTTPError(resp.status_code, resp.text, url=self.url)
+            await asyncio.sleep(self._delay(attempt, resp.headers.get("retry-after")))
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _delay(self, attempt: int, retry_after: str | None) -> float:
+        hinted = _retry_after_seconds(retry_after)
+        if hinted is not None:
+            return min(hinted, self.max_backoff)
+        return min(self.backoff * 2**attempt, self.max_backoff) * random.uniform(0.5, 1.0)
+
+    def _client_for_loop(self) -> httpx.AsyncClient:
+        loop = asyncio.get_running_loop()  # a pooled client belongs to one event loop
+        if self._client is None or self._client_loop is not loop:
+            self._client = httpx.AsyncClient(
+                headers={"Content-Type": "application/json", **self._headers},
+                timeout=self.timeout, transport=self._transport,
+                limits=httpx.Limits(max_connections=None, max_keepalive_connections=100),
+            )
+            self._client_loop = loop
+        return self._client
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+
+def parse_completion(raw: bytes | str | dict[str, Any], url: str = "") -> ModelResponse:
+    """The assistant message and usage of a Chat Completion; ``ModelError`` if it is not one."""
+    try:
+        data = json.loads(raw) if isinstance(raw, bytes | str) else raw
+        message = dict(data["choices"][0]["message"])
+    except (ValueError, KeyError, IndexError, TypeError) as exc:
+        text = raw[:200] if isinstance(raw, bytes | str) else str(raw)[:200]
+        raise ModelError(f"malformed Chat Completion from {url or 'model'}: {type(exc).__name__}: {text!r}") from None
+    message["role"] = "assistant"
+    usage = data.get("usage") or {}
+    return ModelResponse(
+        message=_normalize(message),
+        usage=Usage(int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)),
+    )
+
+
+def _normalize(message: Message) -> Message:
+    calls = message.get("tool_calls")
+    if isinstance(calls, list):
+        for call in calls:
+            fn = call.get("function") if isinstance(call, dict) else None
+            if isinstance(fn, dict) and not isinstance(fn.get("arguments"), str):
+                fn["arguments"] = json.dumps(fn.get("arguments") or {})
+    return message
+
+
+def _retry_after_seconds(value: str | None) -> float | None:
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        parsed = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, parsed.timestamp() - time.time())
+
+
+class OpenAIClientModel:
+    """Adapter for a caller's own ``openai.AsyncOpenAI`` client (their auth, proxies, retries)."""
+
+    def __init__(self, client: Any, model: str, **extra_body: Any) -> None:
+        self.client = client
+        self.name = model
+        self.extra_body = extra_body
+
+    async def call(self, request: ModelRequest) -> ModelResponse:
+        ensure_not_in_tool(self.name)
+        kwargs: dict[str, Any] = {"model": self.name, "messages": list(request.messages), **self.extra_body}
+        if request.tools:
+            kwargs["tools"] = list(request.tools)
+            kwargs["tool_choice"] = request.tool_choice
+        try:
+            completion = await self.client.chat.completions.create(**kwargs)
+        except Exception as exc:  # the SDK's own error types; keep the cause
+            raise ModelError(f"{type(exc).__name__}: {exc}") from exc
+        return parse_completion(completion.model_dump(exclude_none=True))

@@ -1,0 +1,97 @@
+"""What a run produces: per-step records and the final ``RunResult``."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal, TypeAlias
+
+from .execute import ToolResult
+from .messages import Message, ToolCall
+from .models.base import ToolChoice, Usage
+
+__all__ = ["DecisionKind", "RunResult", "Status", "Step"]
+
+Status: TypeAlias = Literal["success", "max_steps_exceeded", "model_error"]
+"""``success``: the model answered. ``max_steps_exceeded``: the step budget ran out before an
+answer. ``model_error``: the model call itself failed (``RunResult.error`` holds the cause)."""
+
+DecisionKind: TypeAlias = Literal["answer", "tool_calls", "blank"]
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One round: the model's decision and, if it called tools, their results."""
+
+    index: int
+    decision: DecisionKind
+    message: Message
+    tool_calls: tuple[ToolCall, ...] = ()
+    results: tuple[ToolResult, ...] = ()
+    model_latency: float = 0.0
+    tool_latency: float = 0.0
+    usage: Usage = field(default_factory=Usage)
+    tool_choice: ToolChoice = "auto"
+    control: str | None = None
+    valid: bool = True
+
+    @property
+    def errors(self) -> list[str]:
+        return [r.error for r in self.results if r.error]
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    status: Status
+    final_message: Message | None
+    messages: list[Message]
+    steps: tuple[Step, ...]
+    trace_id: str
+    duration: float
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "success"
+
+    @property
+    def output(self) -> str | None:
+        """The final answer's text, or ``None``."""
+        content = (self.final_message or {}).get("content")
+        return content if isinstance(content, str) else None
+
+    @property
+    def usage(self) -> Usage:
+        total = Usage()
+        for step in self.steps:
+            total = total + step.usage
+        return total
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready document of the whole run."""
+        usage = self.usage
+        return {
+            "status": self.status,
+            "trace_id": self.trace_id,
+            "final_message": self.final_message,
+            "error": self.error,
+            "duration": round(self.duration, 4),
+            "usage": {**asdict(usage), "total_tokens": usage.total_tokens},
+            "steps": [_step_dict(s) for s in self.steps],
+            "messages": self.messages,
+        }
+
+
+def _step_dict(step: Step) -> dict[str, Any]:
+    return {
+        "index": step.index,
+        "decision": step.decision,
+        "valid": step.valid,
+        "tool_choice": step.tool_choice,
+        "control": step.control,
+        "model_latency": round(step.model_latency, 4),
+        "tool_latency": round(step.tool_latency, 4),
+        "usage": asdict(step.usage),
+        "tool_calls": [asdict(c) for c in step.tool_calls],
+        "results": [asdict(r) for r in step.results],
+        "message": step.message,
+    }

@@ -1,0 +1,47 @@
+"""Trace ids and log records keyed by them (S13, S19).
+
+Every run gets a ``trace_id`` of the form ``trc_<yymmddHHMMSS>_<6 hex>``. It is put in every
+tool result's JSON and in every log record the run emits on the ``minloop`` logger (as the
+record attribute ``trace_id`` and as a ``[trc_...]`` prefix). ``current_trace_id`` holds it
+while the run executes, so a tool's own logging can carry it through ``TraceIdFilter``.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections.abc import MutableMapping
+from contextvars import ContextVar
+from datetime import datetime
+from typing import Any, Final
+
+__all__ = ["TraceIdFilter", "current_trace_id", "new_trace_id", "run_logger"]
+
+logger = logging.getLogger("minloop")
+logger.addHandler(logging.NullHandler())  # a library does not decide where records go
+current_trace_id: Final[ContextVar[str | None]] = ContextVar("minloop_trace_id", default=None)
+
+
+def new_trace_id(now: datetime | None = None) -> str:
+    stamp = (now or datetime.now()).strftime("%y%m%d%H%M%S")
+    return f"trc_{stamp}_{secrets.token_hex(3)}"
+
+
+class _RunLogger(logging.LoggerAdapter):  # type: ignore[type-arg]
+    def process(self, msg: Any, kwargs: MutableMapping[str, Any]) -> tuple[Any, MutableMapping[str, Any]]:
+        trace_id = self.extra["trace_id"] if self.extra else "-"
+        kwargs["extra"] = {**(kwargs.get("extra") or {}), "trace_id": trace_id}
+        return f"[{trace_id}] {msg}", kwargs
+
+
+def run_logger(trace_id: str) -> logging.LoggerAdapter:  # type: ignore[type-arg]
+    return _RunLogger(logger, {"trace_id": trace_id})
+
+
+class TraceIdFilter(logging.Filter):
+    """Stamps ``record.trace_id`` with the running trace id (``"-"`` outside a run)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not hasattr(record, "trace_id"):
+            record.trace_id = current_trace_id.get() or "-"
+        return True
