@@ -136,7 +136,7 @@ class Loop:
         decayed = 0 < self.controls.decay_after <= state.invalid_streak
         after_tools = state.messages[-1]["role"] in ("tool", "function")
         control = control_message(self.controls, decayed=decayed, after_tools=after_tools)
-        messages = state.messages if control is None else [*state.messages, control]
+        messages = [*state.messages] if control is None else [*state.messages, control]  # a snapshot
         choice = "none" if decayed else self._tool_choice(state)
         state.log.info("step %d start: %d messages, tool_choice=%s", len(state.steps) + 1, len(messages), choice)
         state.log.debug("step %d input: %.300s", len(state.steps) + 1, messages[-1].get("content"))
