@@ -10,6 +10,7 @@ configuration, a model endpoint that cannot be reached.
     ├── ToolDefinitionError      a tool cannot be built from its function or options
     ├── ModelError               the model call failed (transport, HTTP status, bad payload)
     │   └── ModelHTTPError       the endpoint answered with an HTTP error status
+    ├── ModelLoadError           a local model file is missing, corrupt or not a GGUF
     ├── NestedModelCallError     a model was called from inside a tool (red line, S14/S25)
     ├── ScriptError              a scripted test model was used differently from its script
     └── MissingDependencyError   an optional extra is not installed (message has the hint)
@@ -22,6 +23,7 @@ __all__ = [
     "MissingDependencyError",
     "ModelError",
     "ModelHTTPError",
+    "ModelLoadError",
     "NestedModelCallError",
     "ScriptError",
     "ToolDefinitionError",
@@ -64,6 +66,10 @@ class ModelHTTPError(ModelError):
         self.body = body
         self.url = url
         super().__init__(f"HTTP {status_code} from {url or 'model endpoint'}: {body[:300]}")
+
+
+class ModelLoadError(MinloopError):
+    """A local model cannot be loaded: missing file, wrong checksum, not a GGUF."""
 
 
 class NestedModelCallError(MinloopError, RuntimeError):

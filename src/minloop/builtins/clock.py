@@ -1,0 +1,28 @@
+"""The current date and time in any IANA time zone."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from ..tools import tool
+
+
+@tool(timeout=2.0)
+def current_time(timezone: str = "UTC") -> dict[str, str]:
+    """Get the current date and time in a time zone.
+
+    Args:
+        timezone: IANA time zone name such as "Asia/Shanghai" or "Europe/Paris".
+    """
+    try:
+        zone = ZoneInfo(timezone)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValueError(f"unknown time zone {timezone!r}; use an IANA name like 'Europe/Paris'") from None
+    now = datetime.now(zone)
+    return {
+        "timezone": timezone,
+        "datetime": now.isoformat(timespec="seconds"),
+        "weekday": now.strftime("%A"),
+        "utc_offset": now.strftime("%z"),
+    }

@@ -1,0 +1,97 @@
+"""Read-only file tools confined to one directory.
+
+Every path is resolved (symlinks included) and must stay inside the root; ``..`` and symlinks
+that lead out are refused. Hidden entries (``.git``, ``.venv``...) and ``__pycache__`` are
+skipped when listing or searching, as ``ripgrep`` does by default.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from pathlib import Path
+from typing import Any
+
+from ..tools import Tool, tool
+
+MAX_LISTED = 200
+MAX_READ = 20_000
+MAX_MATCHES = 50
+
+
+def file_tools(root: str | os.PathLike[str] = ".") -> list[Tool]:
+    """``list_files``, ``read_file`` and ``search_files`` over ``root`` (default: the cwd)."""
+    base = Path(root).resolve(strict=True)
+    if not base.is_dir():
+        raise NotADirectoryError(f"{base} is not a directory")
+
+    def inside(path: str) -> Path:
+        target = (base / path).resolve()
+        if target != base and not target.is_relative_to(base):
+            raise PermissionError(f"{path!r} is outside the allowed directory")
+        return target
+
+    def walk(start: Path, pattern: str) -> list[Path]:
+        found = []
+        for dirpath, dirnames, filenames in os.walk(start):
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d != "__pycache__")
+            for name in sorted(filenames):
+                path = Path(dirpath, name)
+                rel = path.relative_to(base).as_posix()
+                if not name.startswith(".") and (fnmatch.fnmatch(name, pattern) or fnmatch.fnmatch(rel, pattern)):
+                    if path.resolve().is_relative_to(base):
+                        found.append(path)
+        return found
+
+    @tool(timeout=10.0)
+    def list_files(pattern: str = "*", directory: str = ".") -> dict[str, Any]:
+        """List files (recursively) whose name matches a glob pattern, with sizes.
+
+        Args:
+            pattern: Glob on the file name, e.g. "*.py" for Python files.
+            directory: Folder to search, relative to the working directory.
+        """
+        files = walk(inside(directory), pattern)
+        sizes = [(p.relative_to(base).as_posix(), p.stat().st_size) for p in files]
+        largest = max(sizes, key=lambda s: s[1], default=None)
+        return {
+            "count": len(sizes),
+            "total_bytes": sum(s for _, s in sizes),
+            "largest": {"path": largest[0], "bytes": largest[1]} if largest else None,
+            "files": [{"path": p, "bytes": s} for p, s in sizes[:MAX_LISTED]],
+            "truncated": len(sizes) > MAX_LISTED,
+        }
+
+    @tool(timeout=10.0)
+    def read_file(path: str, max_chars: int = 4000) -> dict[str, Any]:
+        """Read a text file.
+
+        Args:
+            path: File path relative to the working directory.
+            max_chars: Maximum number of characters to return.
+        """
+        target = inside(path)
+        text = target.read_text(encoding="utf-8", errors="replace")
+        limit = max(1, min(max_chars, MAX_READ))
+        return {"path": path, "chars": len(text), "content": text[:limit], "truncated": len(text) > limit}
+
+    @tool(timeout=10.0)
+    def search_files(query: str, pattern: str = "*") -> dict[str, Any]:
+        """Find lines containing a text (case-insensitive) in files matching a glob.
+
+        Args:
+            query: Text to look for.
+            pattern: Glob on the file name, e.g. "*.md".
+        """
+        needle, matches = query.lower(), []
+        for path in walk(base, pattern):
+            try:
+                lines = path.read_text(encoding="utf-8").splitlines()
+            except (UnicodeDecodeError, OSError):
+                continue
+            for number, line in enumerate(lines, 1):
+                if needle in line.lower():
+                    matches.append({"path": path.relative_to(base).as_posix(), "line": number, "text": line.strip()[:200]})
+        return {"query": query, "count": len(matches), "matches": matches[:MAX_MATCHES], "truncated": len(matches) > MAX_MATCHES}
+
+    return [list_files, read_file, search_files]

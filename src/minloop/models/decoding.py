@@ -1,0 +1,100 @@
+"""Making a small local model's output a valid decision every time.
+
+The embedded model sees the tools through its own chat template, plus one instruction naming
+the reply format. Its output is constrained by a JSON schema derived from the registered
+tools: ``{"name": <one of the tools>, "arguments": <that tool's argument schema>}`` for a
+call, ``{"answer": "..."}`` for a direct reply. ``parse_decision`` turns the text back into a
+wire-format assistant message; when the output is not the constrained JSON (a runtime
+without grammar support, a truncated reply) it falls back to the template's
+``<tool_call>`` blocks, then to fenced JSON, then to plain text.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from ..messages import Message
+from .base import ToolChoice
+
+__all__ = ["FORMAT_INSTRUCTION", "decision_schema", "parse_decision"]
+
+FORMAT_INSTRUCTION = (
+    "Reply with exactly one JSON object. To call a function: "
+    '{"name": <function-name>, "arguments": <args-json-object>}. '
+    'To reply to the user directly: {"answer": <your reply>}.'
+)
+ANSWER = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"], "additionalProperties": False}
+_TOOL_CALL = re.compile(r"<tool_call>\s*(\{.*?\})\s*</tool_call>", re.DOTALL)
+_FENCED = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL)
+
+
+def decision_schema(tools: Sequence[dict[str, Any]], tool_choice: ToolChoice) -> dict[str, Any]:
+    """The JSON schema of every reply the model may give under ``tool_choice``."""
+    if tool_choice == "none" or not tools:
+        return ANSWER
+    forced = tool_choice.get("function", {}).get("name") if isinstance(tool_choice, dict) else None
+    options = [
+        {
+            "type": "object",
+            "properties": {"name": {"const": fn["name"]}, "arguments": _arguments(fn.get("parameters"))},
+            "required": ["name", "arguments"],
+            "additionalProperties": False,
+        }
+        for fn in (t["function"] for t in tools)
+        if forced is None or fn["name"] == forced
+    ]
+    if tool_choice == "auto":
+        options.append(ANSWER)
+    return options[0] if len(options) == 1 else {"anyOf": options}
+
+
+def _arguments(parameters: dict[str, Any] | None) -> dict[str, Any]:
+    schema = dict(parameters or {"type": "object", "properties": {}})
+    schema.setdefault("additionalProperties", False)
+    return schema
+
+
+def parse_decision(text: str, call_prefix: str = "call") -> Message:
+    """A wire-format assistant message from the model's text."""
+    payloads = _json_payloads(text)
+    calls = [p for p in payloads if isinstance(p.get("name"), str)]
+    if calls:
+        return {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": f"{call_prefix}_{i}",
+                    "type": "function",
+                    "function": {"name": c["name"], "arguments": _dump_args(c.get("arguments"))},
+                }
+                for i, c in enumerate(calls, 1)
+            ],
+        }
+    answers = [p["answer"] for p in payloads if isinstance(p.get("answer"), str)]
+    return {"role": "assistant", "content": answers[0] if answers else text.strip()}
+
+
+def _json_payloads(text: str) -> list[dict[str, Any]]:
+    """The JSON objects in the reply: the whole text, else ``<tool_call>`` blocks, else fences."""
+    for candidates in ([text], _TOOL_CALL.findall(text), _FENCED.findall(text)):
+        found = [v for v in map(_loads, candidates) if isinstance(v, dict)]
+        if found:
+            return found
+    return []
+
+
+def _loads(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def _dump_args(arguments: Any) -> str:
+    if isinstance(arguments, str):
+        return arguments
+    return json.dumps(arguments if arguments is not None else {}, ensure_ascii=False)

@@ -1,0 +1,139 @@
+"""The embedded model: a GGUF run in-process by llama.cpp (through ``xllamacpp``).
+
+``LocalModel()`` runs the bundled Qwen2.5-Coder-0.5B-Instruct (Q4_K_M); ``LocalModel(
+"qwen2.5-coder-1.5b")`` its larger sibling; ``LocalModel(path="any.gguf")`` any GGUF with a
+chat template. The weights load once per process and are shared by every ``LocalModel`` with
+the same file and settings. The prompt is the model's own chat template with the tools; the
+reply is constrained to a valid decision (see ``minloop.models.decoding``). Calls are
+serialised per loaded model, so the KV cache keeps the unchanged prefix of a growing
+transcript and a later step evaluates only its new tokens.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+from ..exceptions import MissingDependencyError, ModelError, ModelLoadError
+from ..guard import ensure_not_in_tool
+from ..messages import Message
+from .base import ModelRequest, ModelResponse, Usage
+from .decoding import FORMAT_INSTRUCTION, decision_schema, parse_decision
+from .gguf import check_gguf, ensure_gguf
+
+__all__ = ["LocalModel"]
+
+DEFAULT_MODEL = "qwen2.5-coder-0.5b"
+_SERVERS: dict[tuple[str, int, int], tuple[Any, threading.Lock]] = {}
+_LOAD_LOCK = threading.Lock()
+
+
+class LocalModel:
+    """An embedded GGUF model implementing the ``Model`` protocol."""
+
+    def __init__(
+        self,
+        model: str = DEFAULT_MODEL,
+        *,
+        path: str | os.PathLike[str] | None = None,
+        n_ctx: int = 4096,
+        threads: int | None = None,
+        temperature: float = 0.0,
+        max_tokens: int = 512,
+        seed: int = 0,
+        constrain: bool = True,
+    ) -> None:
+        self.path = check_gguf(Path(path)) if path is not None else None
+        self.model = model
+        self.name = self.path.stem if self.path else model
+        self.n_ctx = n_ctx
+        self.threads = threads or os.cpu_count() or 1
+        self.sampling = {"temperature": temperature, "max_tokens": max_tokens, "seed": seed}
+        self.constrain = constrain
+
+    def load(self) -> Any:
+        """Load the weights (once per process); returns the runtime server."""
+        return self._server()[0]
+
+    async def call(self, request: ModelRequest) -> ModelResponse:
+        ensure_not_in_tool(self.name)
+        server, lock = self._server()
+        body = self.body(request)
+        prefix = f"call_{sum(m.get('role') == 'assistant' for m in request.messages) + 1}"
+        reply = await asyncio.to_thread(_complete, server, lock, body)
+        return _response(reply, prefix, constrained="json_schema" in body)
+
+    def body(self, request: ModelRequest) -> dict[str, Any]:
+        """The runtime's chat-completion request for a ``ModelRequest``."""
+        body: dict[str, Any] = {"messages": list(request.messages), **self.sampling, "cache_prompt": True}
+        if request.tools:
+            body["tools"] = list(request.tools)
+            if self.constrain:
+                body["messages"] = _with_instruction(body["messages"])
+                body["json_schema"] = decision_schema(request.tools, request.tool_choice)
+        return body
+
+    def _server(self) -> tuple[Any, threading.Lock]:
+        path = str(self.path or ensure_gguf(self.model))
+        key = (path, self.n_ctx, self.threads)
+        with _LOAD_LOCK:
+            if key not in _SERVERS:
+                _SERVERS[key] = (_load(path, self.n_ctx, self.threads), threading.Lock())
+            return _SERVERS[key]
+
+
+def _load(path: str, n_ctx: int, threads: int) -> Any:
+    try:
+        import xllamacpp
+    except ImportError:
+        raise MissingDependencyError("xllamacpp (the embedded llama.cpp runtime)", "pip install 'minloop[local]'") from None
+    params = xllamacpp.CommonParams()
+    params.model.path = path
+    params.n_ctx = n_ctx
+    params.n_parallel = 1
+    params.use_jinja = True
+    params.cache_prompt = True
+    params.cpuparams.n_threads = threads
+    params.cpuparams_batch.n_threads = threads
+    params.verbosity = -1
+    try:
+        return xllamacpp.Server(params)
+    except Exception as exc:
+        raise ModelLoadError(f"llama.cpp could not load {path}: {exc}") from exc
+
+
+def _complete(server: Any, lock: threading.Lock, body: dict[str, Any]) -> dict[str, Any]:
+    with lock:  # one slot: serialised calls keep the KV cache on the growing transcript
+        try:
+            reply = server.handle_chat_completions(body)
+        except Exception as exc:
+            raise ModelError(f"local model failed: {exc}") from exc
+    if not isinstance(reply, dict) or "choices" not in reply:
+        raise ModelError(f"local model failed: {json.dumps(reply)[:300]}")
+    return reply
+
+
+def _with_instruction(messages: list[Message]) -> list[Message]:
+    if messages and messages[0].get("role") == "system" and isinstance(messages[0].get("content"), str):
+        first = {**messages[0], "content": f"{messages[0]['content']}\n\n{FORMAT_INSTRUCTION}"}
+        return [first, *messages[1:]]
+    return [{"role": "system", "content": FORMAT_INSTRUCTION}, *messages]
+
+
+def _response(reply: dict[str, Any], prefix: str, *, constrained: bool) -> ModelResponse:
+    text = reply["choices"][0]["message"].get("content") or ""
+    message = parse_decision(text, prefix) if constrained else {"role": "assistant", "content": text}
+    usage = reply.get("usage") or {}
+    timings = reply.get("timings") or {}
+    return ModelResponse(
+        message=message,
+        usage=Usage(
+            prompt_tokens=int(usage.get("prompt_tokens") or 0),
+            completion_tokens=int(usage.get("completion_tokens") or 0),
+            evaluated_tokens=timings.get("prompt_n"),
+        ),
+    )

@@ -1,0 +1,23 @@
+import inspect
+
+import minloop
+
+
+def test_all_is_sorted_and_complete() -> None:
+    assert minloop.__all__ == sorted(minloop.__all__)
+    public = {
+        name for name in dir(minloop)
+        if not name.startswith("_") and not inspect.ismodule(getattr(minloop, name))
+    }
+    assert public == set(minloop.__all__)
+    for name in minloop.__all__:
+        assert getattr(minloop, name).__module__.startswith("minloop") or name in {"Message", "ErrorCode", "Status"}
+
+
+def test_import_has_no_side_effects() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, minloop; heavy = {'xllamacpp', 'openai', 'typer', 'rich', 'ray'} & set(sys.modules); print(sorted(heavy))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert (out.stdout.strip(), out.stderr) == ("[]", "")
