@@ -51,7 +51,7 @@ def run(
         toolset = _tools(tools or [], builtin, root)
         loop = Loop(chosen, toolset, max_steps=max_steps)
     except (MinloopError, OSError) as exc:
-        err.print(f"[bold red]error:[/] {exc}")
+        err.print(f"[bold red]error:[/] {exc}", soft_wrap=True)
         raise typer.Exit(2) from None
     result = asyncio.run(_drive(loop, prompt, live=not as_json))
     if as_json:

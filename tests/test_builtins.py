@@ -1,0 +1,94 @@
+"""Built-in tools are real, offline, truthful and confined."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from datetime import datetime
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from minloop import ToolCall
+from minloop.builtins import ask_for_clarification, calculator, current_time, file_tools
+from minloop.builtins.calculator import evaluate
+from minloop.execute import ExecContext, execute_calls
+from minloop.tracing import run_logger
+
+
+def call(tools: list, name: str, **args: object) -> tuple[str | None, dict]:
+    ctx = ExecContext({t.name: t for t in tools}, ask_for_clarification, "trc_t", run_logger("trc_t"))
+    [result] = asyncio.run(execute_calls([ToolCall("c", name, json.dumps(args))], ctx))
+    body = json.loads(result.content)
+    body.pop("trace_id")
+    return result.error, body
+
+
+def test_calculator_is_exact_and_refuses_code() -> None:
+    assert evaluate("(17 + 5) * 3") == 66
+    assert evaluate("2 ^ 10") == 1024
+    assert evaluate("max(3, sqrt(16))") == 4
+    assert call([calculator], "calculator", expression="7 / 2") == (None, {"expression": "7 / 2", "result": 3.5})
+    for attack in ["__import__('os').system('id')", "().__class__", "open('x')", "[1] * 10", "10 ** 100000", "True + 1"]:
+        code, body = call([calculator], "calculator", expression=attack)
+        assert code == "ERR_TOOL_FAILED" and body["error"].startswith("ValueError"), attack
+    assert call([calculator], "calculator", expression="1/0")[1]["error"] == "ValueError: division by zero"
+
+
+def test_clock_tells_the_real_time_in_a_zone() -> None:
+    code, body = call([current_time], "current_time", timezone="Asia/Shanghai")
+    assert code is None and body["timezone"] == "Asia/Shanghai" and body["utc_offset"] == "+0800"
+    told = datetime.fromisoformat(body["datetime"])
+    assert abs((datetime.now(ZoneInfo("Asia/Shanghai")) - told).total_seconds()) < 5
+    code, body = call([current_time], "current_time", timezone="Mars/Olympus")
+    assert code == "ERR_TOOL_FAILED" and "unknown time zone" in body["error"]
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "a.py").write_text("print('a')\n")
+    (tmp_path / "pkg" / "big.py").write_text("# TODO: grow\n" + "x = 1\n" * 100)
+    (tmp_path / "notes.md").write_text("todo: write docs\n")
+    (tmp_path / ".hidden").mkdir()
+    (tmp_path / ".hidden" / "c.py").write_text("")
+    outside = tmp_path.parent / f"{tmp_path.name}-outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("s3cret")
+    os.symlink(outside / "secret.txt", tmp_path / "link.txt")
+    return tmp_path
+
+
+def test_list_files_counts_real_files(tree: Path) -> None:
+    code, body = call(file_tools(tree), "list_files", pattern="*.py")
+    assert code is None
+    assert body == {
+        "count": 2,
+        "total_bytes": 11 + 13 + 600,
+        "largest": {"path": "pkg/big.py", "bytes": 613},
+        "files": [{"path": "pkg/a.py", "bytes": 11}, {"path": "pkg/big.py", "bytes": 613}],
+        "truncated": False,
+    }
+
+
+def test_read_and_search(tree: Path) -> None:
+    tools = file_tools(tree)
+    assert call(tools, "read_file", path="notes.md")[1] == {
+        "path": "notes.md", "chars": 17, "content": "todo: write docs\n", "truncated": False
+    }
+    code, body = call(tools, "search_files", query="TODO")
+    assert [(m["path"], m["line"]) for m in body["matches"]] == [("notes.md", 1), ("pkg/big.py", 1)]
+
+
+@pytest.mark.parametrize("path", ["../x", "/etc/passwd", "link.txt", "pkg/../../x"])
+def test_file_tools_refuse_to_leave_the_root(tree: Path, path: str) -> None:
+    code, body = call(file_tools(tree), "read_file", path=path)
+    assert code == "ERR_TOOL_FAILED" and "outside the allowed directory" in body["error"]
+    assert "s3cret" not in json.dumps(body)
+
+
+def test_symlinked_files_leading_out_are_not_listed(tree: Path) -> None:
+    code, body = call(file_tools(tree), "list_files", pattern="*.txt")
+    assert body["count"] == 0

@@ -1,0 +1,96 @@
+"""The ``minloop`` command against a real Chat Completions server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from minloop.cli import app
+from minloop.testing import ChatServer, call, reply
+
+runner = CliRunner()
+
+
+def invoke(*args: str) -> tuple[int, str]:
+    result = runner.invoke(app, list(args))
+    return result.exit_code, result.output
+
+
+def test_run_json_prints_the_whole_result(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("x = 1\n")
+    script = [reply(None, call("list_files", {"pattern": "*.py"}, id="c1")), reply("One Python file: a.py.")]
+    with ChatServer(script) as server:
+        code, output = invoke("run", "How many Python files?", "--model", "gpt-x", "--base-url", server.base_url,
+                              "--root", str(tmp_path), "--json")
+    doc = json.loads(output)
+    assert code == 0
+    assert (doc["status"], doc["final_message"]) == ("success", {"role": "assistant", "content": "One Python file: a.py."})
+    assert doc["trace_id"].startswith("trc_")
+    assert [s["decision"] for s in doc["steps"]] == ["tool_calls", "answer"]
+    tool_result = json.loads(doc["messages"][2]["content"])
+    assert (tool_result["count"], tool_result["largest"]) == (1, {"path": "a.py", "bytes": 6})
+    assert [t["function"]["name"] for t in server.requests[0]["tools"]] == [
+        "calculator", "current_time", "list_files", "read_file", "search_files"
+    ]
+
+
+def test_live_view_shows_steps_errors_and_answer() -> None:
+    script = [reply(None, call("calculator", {"expression": "6*7"}, id="c1"), call("nope", {}, id="c2")), reply("42")]
+    with ChatServer(script) as server:
+        code, output = invoke("run", "6*7?", "--model", "gpt-x", "--base-url", server.base_url)
+    assert code == 0
+    assert "step 1 tool_calls" in output and "calculator" in output and '"result": 42' in output
+    assert "ERR_TOOL_UNKNOWN" in output
+    assert "step 2 answer" in output and "success" in output and "42" in output
+
+
+def test_exit_code_is_non_zero_unless_success() -> None:
+    script = [reply(None, call("calculator", {"expression": "1+1"}, id=f"c{i}")) for i in range(2)]
+    with ChatServer(script) as server:
+        code, output = invoke("run", "loop", "--model", "gpt-x", "--base-url", server.base_url, "--max-steps", "2", "--json")
+    assert code == 1 and json.loads(output)["status"] == "max_steps_exceeded"
+
+
+def test_user_tools_from_module_attr(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "my_tools.py").write_text(
+        "def shout(text: str) -> str:\n    '''Upper-case a text.'''\n    return text.upper()\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    script = [reply(None, call("shout", {"text": "hi"}, id="c1")), reply("HI")]
+    with ChatServer(script) as server:
+        code, output = invoke("run", "shout hi", "--model", "m", "--base-url", server.base_url,
+                              "--tools", "my_tools:shout", "--no-builtin", "--json")
+    assert code == 0, output
+    assert [t["function"]["name"] for t in server.requests[0]["tools"]] == ["shout"]
+    assert json.loads(json.loads(output)["messages"][2]["content"])["result"] == "HI"
+    sys.modules.pop("my_tools", None)
+
+
+@pytest.mark.parametrize(("spec", "message"), [
+    ("no_colon", "expected module:attr"),
+    ("missing_module_xyz:f", "cannot import 'missing_module_xyz'"),
+    ("json:no_such_attr", "has no attribute 'no_such_attr'"),
+    ("json:__version__", "expected a tool, a function or a list of them"),
+])
+def test_bad_tools_spec_is_a_clear_error(spec: str, message: str) -> None:
+    code, output = invoke("run", "x", "--model", "m", "--base-url", "http://127.0.0.1:9", "--tools", spec)
+    assert code == 2 and message in output
+
+
+def test_bad_gguf_path_is_a_clear_error(tmp_path: Path) -> None:
+    code, output = invoke("run", "x", "--gguf", str(tmp_path / "missing.gguf"))
+    assert code == 2 and "GGUF file not found" in output
+    fake = tmp_path / "fake.gguf"
+    fake.write_bytes(b"NOPE" + b"\0" * 10)
+    code, output = invoke("run", "x", "--gguf", str(fake))
+    assert code == 2 and "is not a GGUF file" in output
+
+
+def test_unreachable_endpoint_is_a_model_error() -> None:
+    code, output = invoke("run", "x", "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--json")
+    doc = json.loads(output)
+    assert code == 1 and doc["status"] == "model_error" and "cannot reach" in doc["error"]
