@@ -66,9 +66,9 @@ def test_list_files_counts_real_files(tree: Path) -> None:
     assert code is None
     assert body == {
         "count": 2,
-        "total_bytes": 11 + 13 + 600,
         "largest": {"path": "pkg/big.py", "bytes": 613},
-        "files": [{"path": "pkg/a.py", "bytes": 11}, {"path": "pkg/big.py", "bytes": 613}],
+        "total_bytes": 11 + 13 + 600,
+        "files": [{"path": "pkg/big.py", "bytes": 613}, {"path": "pkg/a.py", "bytes": 11}],
         "truncated": False,
     }
 
@@ -92,3 +92,5 @@ def test_file_tools_refuse_to_leave_the_root(tree: Path, path: str) -> None:
 def test_symlinked_files_leading_out_are_not_listed(tree: Path) -> None:
     code, body = call(file_tools(tree), "list_files", pattern="*.txt")
     assert body["count"] == 0
+    code, body = call(file_tools(tree), "list_files", pattern="pkg/*")
+    assert [f["path"] for f in body["files"]] == ["pkg/big.py", "pkg/a.py"]

@@ -29,10 +29,9 @@ from .tools import Tool
 __all__ = ["Answer", "Blank", "CallTools", "Controls", "Decision", "decide", "is_valid_round"]
 
 CONTROL_TEXT = (
-    "Decide the next step from the latest tool results: "
-    "1) if the information is enough, answer the user directly; "
-    "2) if more is needed, call a tool; "
-    "3) if the request is unclear, ask the user to clarify."
+    "Use the tool results above. If they answer the question, give the user the final answer; "
+    "if more information is needed, call another tool; if the request is unclear, ask the user "
+    "to clarify."
 )
 DECAY_TEXT = "Answer the user directly now, without calling any tools."
 MODEL_FAULTS = frozenset({"ERR_TOOL_UNKNOWN", "ERR_TOOL_ARGS_INVALID"})

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..tools import Tool, tool
 
-MAX_LISTED = 200
+MAX_LISTED = 25
 MAX_READ = 20_000
 MAX_MATCHES = 50
 
@@ -44,20 +44,19 @@ def file_tools(root: str | os.PathLike[str] = ".") -> list[Tool]:
         return found
 
     @tool(timeout=10.0)
-    def list_files(pattern: str = "*", directory: str = ".") -> dict[str, Any]:
-        """List files (recursively) whose name matches a glob pattern, with sizes.
+    def list_files(pattern: str = "*") -> dict[str, Any]:
+        """Count and list (largest first) the files in the working folder that match a glob pattern.
 
         Args:
-            pattern: Glob on the file name, e.g. "*.py" for Python files.
-            directory: Folder to search, relative to the working directory.
+            pattern: Glob on the file name or its relative path, e.g. "*.py" or "src/*.md".
         """
-        files = walk(inside(directory), pattern)
-        sizes = [(p.relative_to(base).as_posix(), p.stat().st_size) for p in files]
-        largest = max(sizes, key=lambda s: s[1], default=None)
+        found = [(p.relative_to(base).as_posix(), p.stat().st_size) for p in walk(base, pattern)]
+        sizes = sorted(found, key=lambda s: (-s[1], s[0]))  # largest first, like `ls -S`
+        largest = sizes[0] if sizes else None
         return {
             "count": len(sizes),
-            "total_bytes": sum(s for _, s in sizes),
             "largest": {"path": largest[0], "bytes": largest[1]} if largest else None,
+            "total_bytes": sum(s for _, s in sizes),
             "files": [{"path": p, "bytes": s} for p, s in sizes[:MAX_LISTED]],
             "truncated": len(sizes) > MAX_LISTED,
         }

@@ -57,9 +57,14 @@ def _arguments(parameters: dict[str, Any] | None) -> dict[str, Any]:
     return schema
 
 
-def parse_decision(text: str, call_prefix: str = "call") -> Message:
-    """A wire-format assistant message from the model's text."""
-    payloads = _json_payloads(text)
+def parse_decision(text: str, call_prefix: str = "call", *, truncated: bool = False) -> Message:
+    """A wire-format assistant message from the model's text.
+
+    A reply cut off by the token limit keeps what can be used: a call keeps its name and the
+    broken arguments (the loop answers ``ERR_TOOL_ARGS_INVALID`` and the model can retry), an
+    answer keeps its text so far.
+    """
+    payloads = _json_payloads(text) or (_salvage(text) if truncated else [])
     calls = [p for p in payloads if isinstance(p.get("name"), str)]
     if calls:
         return {
@@ -84,6 +89,22 @@ def _json_payloads(text: str) -> list[dict[str, Any]]:
         found = [v for v in map(_loads, candidates) if isinstance(v, dict)]
         if found:
             return found
+    return []
+
+
+_PARTIAL_CALL = re.compile(r'^\s*\{\s*"name"\s*:\s*"([^"]+)"\s*,\s*"arguments"\s*:\s*(.*)$', re.DOTALL)
+_PARTIAL_ANSWER = re.compile(r'^\s*\{\s*"answer"\s*:\s*"(.*)$', re.DOTALL)
+
+
+def _salvage(text: str) -> list[dict[str, Any]]:
+    if match := _PARTIAL_CALL.match(text):
+        return [{"name": match.group(1), "arguments": match.group(2)}]
+    if match := _PARTIAL_ANSWER.match(text):
+        partial = match.group(1)
+        for cut in range(len(partial), max(len(partial) - 8, -1), -1):  # drop a half escape
+            decoded = _loads(f'"{partial[:cut]}"')
+            if isinstance(decoded, str):
+                return [{"answer": decoded.rstrip() + " ..."}]
     return []
 
 

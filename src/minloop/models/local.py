@@ -43,7 +43,7 @@ class LocalModel:
         n_ctx: int = 4096,
         threads: int | None = None,
         temperature: float = 0.0,
-        max_tokens: int = 512,
+        max_tokens: int = 384,
         seed: int = 0,
         constrain: bool = True,
     ) -> None:
@@ -99,7 +99,9 @@ def _load(path: str, n_ctx: int, threads: int) -> Any:
     params.cache_prompt = True
     params.cpuparams.n_threads = threads
     params.cpuparams_batch.n_threads = threads
-    params.verbosity = -1
+    params.cache_ram_mib = 0  # no extra prompt caches beyond the slot's own KV cache
+    params.fit_params = False  # skips ~0.6 s of device-memory fitting on a CPU-only load
+    params.verbosity = -1  # silent: llama.cpp would print ~15 lines per load and request
     try:
         return xllamacpp.Server(params)
     except Exception as exc:
@@ -125,8 +127,10 @@ def _with_instruction(messages: list[Message]) -> list[Message]:
 
 
 def _response(reply: dict[str, Any], prefix: str, *, constrained: bool) -> ModelResponse:
-    text = reply["choices"][0]["message"].get("content") or ""
-    message = parse_decision(text, prefix) if constrained else {"role": "assistant", "content": text}
+    choice = reply["choices"][0]
+    text = choice["message"].get("content") or ""
+    truncated = choice.get("finish_reason") == "length"
+    message = parse_decision(text, prefix, truncated=truncated) if constrained else {"role": "assistant", "content": text}
     usage = reply.get("usage") or {}
     timings = reply.get("timings") or {}
     return ModelResponse(

@@ -1,0 +1,109 @@
+"""The embedded model: GGUF assembly, constrained decisions, and real runs at temperature 0."""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from pathlib import Path
+
+import pytest
+
+from minloop import Loop, MissingDependencyError, ModelLoadError, ModelRequest
+from minloop.builtins import calculator, current_time, default_tools
+from minloop.models import gguf
+from minloop.models.decoding import ANSWER, decision_schema, parse_decision
+from minloop.models.local import LocalModel
+
+
+def test_assembly_verifies_the_hash_and_skips_it_next_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    parts = [tmp_path / f"part{i}.bin" for i in range(3)]
+    for i, p in enumerate(parts):
+        p.write_bytes(bytes([i]) * 1000)
+    whole = b"".join(p.read_bytes() for p in parts)
+    spec = gguf.GGUFSpec("tiny", ("a", "b", "c"), len(whole), hashlib.sha256(whole).hexdigest(), "local")
+    monkeypatch.setitem(gguf.KNOWN_MODELS, "tiny", spec)
+    calls = []
+    monkeypatch.setattr(gguf, "_part_files", lambda s: calls.append(s) or parts)
+    path = gguf.ensure_gguf("tiny", tmp_path / "cache")
+    assert path.read_bytes() == whole
+    assert gguf.ensure_gguf("tiny", tmp_path / "cache") == path and len(calls) == 1  # verified once
+
+    parts[1].write_bytes(b"corrupt")
+    path.unlink()
+    with pytest.raises(ModelLoadError, match="reinstall the part packages"):
+        gguf.ensure_gguf("tiny", tmp_path / "cache")
+    assert not path.exists() and list((tmp_path / "cache").glob("*.tmp*")) == []
+
+
+def test_missing_parts_and_runtime_say_what_to_install(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    spec = gguf.GGUFSpec("ghost", ("no-such-dist-minloop",), 1, "0" * 64, "local")
+    monkeypatch.setitem(gguf.KNOWN_MODELS, "ghost", spec)
+    with pytest.raises(MissingDependencyError, match=r"pip install 'minloop\[local\]'"):
+        gguf.ensure_gguf("ghost", tmp_path)
+    monkeypatch.setitem(sys.modules, "xllamacpp", None)
+    fake = tmp_path / "m.gguf"
+    fake.write_bytes(b"GGUF" + b"\0" * 16)
+    with pytest.raises(MissingDependencyError, match=r"xllamacpp .* pip install 'minloop\[local\]'"):
+        LocalModel(path=fake, threads=1).load()
+
+
+def test_decision_schema_follows_tool_choice() -> None:
+    specs = [calculator.spec(), current_time.spec()]
+    auto = decision_schema(specs, "auto")
+    assert [o.get("properties", {}).get("name", {}).get("const") for o in auto["anyOf"]] == ["calculator", "current_time", None]
+    assert auto["anyOf"][0]["properties"]["arguments"] == calculator.parameters()
+    assert auto["anyOf"][-1] == ANSWER
+    assert "anyOf" in decision_schema(specs, "required") and ANSWER not in decision_schema(specs, "required")["anyOf"]
+    forced = decision_schema(specs, {"type": "function", "function": {"name": "current_time"}})
+    assert forced["properties"]["name"] == {"const": "current_time"}
+    assert decision_schema(specs, "none") == ANSWER
+
+
+def test_parse_decision_fallbacks() -> None:
+    call = {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "call_2_1", "type": "function", "function": {"name": "calculator", "arguments": '{"expression": "1+1"}'}}]}
+    assert parse_decision('{"name": "calculator", "arguments": {"expression": "1+1"}}', "call_2") == call
+    assert parse_decision('<tool_call>\n{"name": "calculator", "arguments": {"expression": "1+1"}}\n</tool_call>', "call_2") == call
+    assert parse_decision('```json\n{"name": "calculator", "arguments": {"expression": "1+1"}}\n```', "call_2") == call
+    assert parse_decision('{"answer": "Hello!"}') == {"role": "assistant", "content": "Hello!"}
+    assert parse_decision("Plain words") == {"role": "assistant", "content": "Plain words"}
+
+
+# -- real runs on the bundled model (temperature 0) ------------------------------------------
+
+@pytest.fixture(scope="module")
+def local() -> LocalModel:
+    model = LocalModel()
+    model.load()
+    return model
+
+
+@pytest.mark.local_model
+@pytest.mark.parametrize(("prompt", "expected_tool"), [
+    ("What is 1234 * 5678? Use the calculator.", "calculator"),
+    ("What is the current time in the Asia/Tokyo time zone?", "current_time"),
+    ("How many Python files are in this folder?", "list_files"),
+])
+def test_embedded_model_picks_the_tool_and_finishes(local: LocalModel, prompt: str, expected_tool: str) -> None:
+    root = Path(__file__).resolve().parents[1]
+    result = Loop(local, default_tools(root), max_steps=4).run_sync(prompt)
+    assert result.status == "success", result.to_dict()
+    assert result.steps[0].tool_calls[0].name == expected_tool
+    assert result.steps[0].results[0].error is None
+
+
+@pytest.mark.local_model
+def test_later_steps_reuse_the_kv_cache(local: LocalModel) -> None:
+    result = Loop(local, [calculator], max_steps=3).run_sync("Compute 99 * 101 with the calculator.")
+    assert result.status == "success"
+    second = result.steps[1].usage
+    assert second.evaluated_tokens is not None and second.evaluated_tokens < second.prompt_tokens / 2
+
+
+@pytest.mark.local_model
+def test_tools_off_gives_a_plain_answer(local: LocalModel) -> None:
+    import asyncio
+
+    response = asyncio.run(local.call(ModelRequest([{"role": "user", "content": "Say hello."}], [calculator.spec()], "none")))
+    assert isinstance(response.message["content"], str) and response.message["content"]
+    assert "tool_calls" not in response.message
