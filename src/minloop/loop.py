@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, assert_never
 
 from .decision import Answer, Blank, CallTools, Controls, Decision, control_message, decide, is_valid_round
@@ -22,6 +22,8 @@ from .messages import Message, check_transcript, normalize_input
 from .models.base import Model, ModelRequest, ModelResponse, ToolChoice
 from .result import RunResult, Status, Step
 from .tools import Tool, tool
+from .trace.events import Tracer, TraceSink
+from .trace.redact import Redactor
 from .tracing import current_trace_id, new_trace_id, run_logger
 
 __all__ = ["Loop", "Run", "run", "run_sync"]
@@ -51,6 +53,7 @@ class RunState:
     messages: list[Message]
     trace_id: str
     log: Any
+    tracer: Tracer
     steps: list[Step] = field(default_factory=list)
     invalid_streak: int = 0
     tool_rounds: int = 0
@@ -71,6 +74,8 @@ class Loop:
     max_steps: int = 10
     tool_choice: ToolChoice | str = "auto"
     controls: Controls = field(default_factory=Controls)
+    sinks: Sequence[TraceSink] = ()
+    redact: Callable[[Any], Any] | None = field(default_factory=Redactor)
     registry: dict[str, Tool] = field(init=False, repr=False)
     specs: list[dict[str, Any]] = field(init=False, repr=False)
 
@@ -91,7 +96,8 @@ class Loop:
         messages = normalize_input(prompt)
         check_transcript(messages)
         trace_id = new_trace_id()
-        return Run(self, RunState(messages, trace_id, run_logger(trace_id)))
+        tracer = Tracer(trace_id, self.sinks, self.redact)
+        return Run(self, RunState(messages, trace_id, run_logger(trace_id), tracer))
 
     async def run(self, prompt: str | Sequence[Message]) -> RunResult:
         """Run to the end and return the result."""
@@ -118,8 +124,11 @@ class Loop:
         try:
             response = await self.model.call(request)
         except ModelError as exc:
+            state.tracer.emit("model_response", len(state.steps) + 1, error=f"{type(exc).__name__}: {exc}")
             return Stop("model_error", f"{type(exc).__name__}: {exc}")
         latency = time.perf_counter() - started
+        state.tracer.emit("model_response", len(state.steps) + 1, message=response.message,
+                          usage=asdict(response.usage), latency=latency)
         decision = decide(response.message, len(state.steps) + 1)
         results = await self.execute(decision, state)
         self.inject(state, decision, results, response, request, control, latency)
@@ -138,19 +147,30 @@ class Loop:
         control = control_message(self.controls, decayed=decayed, after_tools=after_tools)
         messages = [*state.messages] if control is None else [*state.messages, control]  # a snapshot
         choice = "none" if decayed else self._tool_choice(state)
-        state.log.info("step %d start: %d messages, tool_choice=%s", len(state.steps) + 1, len(messages), choice)
-        state.log.debug("step %d input: %.300s", len(state.steps) + 1, messages[-1].get("content"))
+        index = len(state.steps) + 1
+        state.log.info("step %d start: %d messages, tool_choice=%s", index, len(messages), choice)
+        state.log.debug("step %d input: %.300s", index, messages[-1].get("content"))
+        state.tracer.emit("step_start", index, tool_choice=choice, decayed=decayed)
+        state.tracer.emit("model_request", index, messages=messages, tools=list(self.registry), tool_choice=choice)
         return ModelRequest(messages, self.specs, choice), (control or {}).get("content")
 
     async def execute(self, decision: Decision, state: RunState) -> list[ToolResult]:
         if not isinstance(decision, CallTools):
             return []
+        index = len(state.steps) + 1
+        for c in decision.calls:
+            known = self.registry.get(c.name)
+            state.tracer.emit("tool_call", index, id=c.id, name=c.name, arguments=c.arguments,
+                              known=known is not None, timeout=known.timeout if known else None)
         ctx = ExecContext(self.registry, self.controls.fallback, state.trace_id, state.log)
         token = current_trace_id.set(state.trace_id)
         try:
-            return await execute_calls(decision.calls, ctx)
+            results = await execute_calls(decision.calls, ctx)
         finally:
             current_trace_id.reset(token)
+        for r in results:
+            state.tracer.emit("tool_result", index, **asdict(r))
+        return results
 
     def inject(
         self, state: RunState, decision: Decision, results: list[ToolResult],
@@ -171,6 +191,8 @@ class Loop:
             usage=response.usage, tool_choice=request.tool_choice, control=control, valid=valid,
         )
         state.steps.append(step)
+        state.tracer.emit("step_end", step.index, decision=kind, valid=valid, model_latency=latency,
+                          tool_latency=step.tool_latency, usage=asdict(step.usage))
         state.log.info(
             "step %d end: %s%s, %.1fms model", step.index, kind,
             f" {[c.name for c in step.tool_calls]} errors={step.errors}" if results else "", latency * 1000,
@@ -193,7 +215,10 @@ class Run:
         self.loop = loop
         self.state = state
         self.result: RunResult | None = None
-        state.log.info("run start: model=%s tools=%s max_steps=%d", getattr(loop.model, "name", "?"), sorted(loop.registry), loop.max_steps)
+        model = getattr(loop.model, "name", type(loop.model).__name__)
+        state.log.info("run start: model=%s tools=%s max_steps=%d", model, sorted(loop.registry), loop.max_steps)
+        state.tracer.emit("run_start", 0, model=model, tools=sorted(loop.registry), max_steps=loop.max_steps,
+                          messages=list(state.messages))
 
     @property
     def trace_id(self) -> str:
@@ -231,6 +256,10 @@ class Run:
     def _finish(self, status: Status, final: Message | None, error: str | None) -> None:
         s = self.state
         self.result = RunResult(status, final, list(s.messages), tuple(s.steps), s.trace_id, time.perf_counter() - s.started, error)
+        usage = self.result.usage
+        s.tracer.emit("run_end", len(s.steps), status=status, error=error, final_message=final,
+                      duration=self.result.duration, steps=len(s.steps),
+                      usage={**asdict(usage), "total_tokens": usage.total_tokens})
         s.log.info("run end: %s after %d steps%s", status, len(s.steps), f" ({error})" if error else "")
 
     def _last_assistant(self) -> Message | None:

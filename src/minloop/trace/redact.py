@@ -1,0 +1,55 @@
+"""Keeping secrets out of every sink: API keys, Authorization headers and user-listed fields.
+
+``Redactor`` walks an event's data: values under secret-looking keys (and the caller's own
+``fields``) become ``"[REDACTED]"``; strings are scrubbed of ``sk-...`` keys and
+``Bearer ...`` tokens; JSON held in strings (tool arguments and results) is redacted inside.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from typing import Any
+
+__all__ = ["REDACTED", "Redactor"]
+
+REDACTED = "[REDACTED]"
+SECRET_KEYS = frozenset({
+    "api_key", "apikey", "api-key", "authorization", "proxy-authorization", "x-api-key",
+    "password", "passwd", "secret", "client_secret", "access_token", "refresh_token", "token",
+})
+PATTERNS = (
+    re.compile(r"\b(sk|pk|rk)-[A-Za-z0-9_\-]{8,}"),
+    re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/\-]+=*"),
+    re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}"),
+    re.compile(r"\bAKIA[0-9A-Z]{16}\b"),
+)
+
+
+class Redactor:
+    def __init__(self, fields: Iterable[str] = ()) -> None:
+        self.keys = SECRET_KEYS | {f.lower() for f in fields}
+
+    def __call__(self, value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: REDACTED if str(k).lower() in self.keys else self(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [self(v) for v in value]
+        if isinstance(value, str):
+            return self._text(value)
+        return value
+
+    def _text(self, text: str) -> str:
+        stripped = text.lstrip()
+        if stripped[:1] in ("{", "["):
+            try:
+                parsed = json.loads(text)
+            except ValueError:
+                pass
+            else:
+                cleaned = self(parsed)  # keep the original text unless something was removed
+                return text if cleaned == parsed else json.dumps(cleaned, ensure_ascii=False)
+        for pattern in PATTERNS:
+            text = pattern.sub(REDACTED, text)
+        return text
