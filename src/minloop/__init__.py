@@ -13,7 +13,8 @@ from .exceptions import (
     TranscriptError,
 )
 from .execute import ErrorCode, ToolResult
-from .loop import Loop, Run, run, run_sync
+from .loop import Loop, run, run_sync
+from .run import Run
 from .messages import Message, ToolCall, check_transcript
 from .models.base import Model, ModelRequest, ModelResponse, Usage
 from .result import RunResult, Status, Step

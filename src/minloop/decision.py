@@ -7,6 +7,10 @@
   failed for a reason the model caused: an unknown tool name (``ERR_TOOL_UNKNOWN``) or
   arguments that are not valid JSON or do not match the schema (``ERR_TOOL_ARGS_INVALID``).
   Tool-side failures (timeout, exception, schema mismatch of the output) do not count.
+* Repetition guard: the same tool with the same arguments runs at most ``repeat_limit`` times
+  (default 2: a retry is allowed) in a run. A further identical call is not executed; the
+  model reads ``ERR_TOOL_REPEATED`` and the next call is sent with tools off, as after decay,
+  so the loop ends with an answer instead of burning ``max_steps``.
 * Decision decay (S10): after ``decay_after`` consecutive invalid rounds, the next model call
   gets ``tool_choice="none"`` and an instruction to answer directly, so the loop converges.
 * Control message (S18): after tool results are injected, the next call carries a message
@@ -22,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
 from .builtins.clarify import ask_for_clarification
-from .execute import ToolResult
+from .execute import MAX_RESULT_CHARS, ToolResult
 from .messages import Message, ResultRole, ToolCall, tool_calls_of
 from .tools import Tool
 
@@ -34,7 +38,7 @@ CONTROL_TEXT = (
     "to clarify."
 )
 DECAY_TEXT = "Answer the user directly now, without calling any tools."
-MODEL_FAULTS = frozenset({"ERR_TOOL_UNKNOWN", "ERR_TOOL_ARGS_INVALID"})
+MODEL_FAULTS = frozenset({"ERR_TOOL_UNKNOWN", "ERR_TOOL_ARGS_INVALID", "ERR_TOOL_REPEATED"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +52,8 @@ class Controls:
     decay_text: str = DECAY_TEXT
     result_role: ResultRole = "tool"
     fallback: Tool = field(default=ask_for_clarification)
+    repeat_limit: int = 2
+    max_result_chars: int = MAX_RESULT_CHARS
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,8 +19,9 @@ import contextvars
 import json
 import threading
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+import inspect
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ValidationError
@@ -39,7 +40,11 @@ ErrorCode: TypeAlias = Literal[
     "ERR_TOOL_ARGS_INVALID",
     "ERR_TOOL_UNKNOWN",
     "ERR_TOOL_FAILED",
+    "ERR_TOOL_REPEATED",
+    "ERR_TOOL_DENIED",
 ]
+Approver: TypeAlias = Callable[[ToolCall], "bool | Awaitable[bool]"]
+MAX_RESULT_CHARS = 16_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,10 +66,17 @@ class ToolResult:
 
 @dataclass(frozen=True, slots=True)
 class ExecContext:
+    """What one round's calls need: the registry, the run's id and the guards' settings."""
+
     tools: Mapping[str, Tool]
     fallback: Tool
     trace_id: str
     log: Any  # a logging.LoggerAdapter keyed by the trace id
+    seen: dict[tuple[str, str], int] = field(default_factory=dict)  # the run's calls so far
+    repeat_limit: int = 2
+    approve: Approver | None = None
+    max_chars: int = MAX_RESULT_CHARS
+    redact: Callable[[Any], Any] | None = None
 
 
 class _Failure(Exception):
@@ -87,18 +99,62 @@ async def execute_call(call: ToolCall, ctx: ExecContext) -> ToolResult:
     tool = ctx.tools.get(call.name)
     if tool is None:
         return await _reroute(call, ctx, start)
-    ctx.log.info("tool call %s %s id=%s", call.name, call.arguments[:200], call.id)
+    ctx.log.info("tool call %s %s id=%s", call.name, _scrub(ctx, call.arguments)[:200], call.id)
     try:
         args = parse_arguments(tool, call.arguments)
+        _check_repeat(call, ctx)
+        await _check_approval(tool, call, ctx)
         value = await invoke(tool, args)
         content, error = dump(check_output(tool, value), ctx.trace_id), None
     except _Failure as f:
         content, error = envelope(f.code, f.message, call.name, ctx.trace_id, **f.details), f.code
         level = 30 if f.code == "ERR_TOOL_SCHEMA_MISMATCH" else 20  # S12: mismatch is a warning
-        ctx.log.log(level, "tool %s failed %s: %s", call.name, f.code, f.message)
+        ctx.log.log(level, "tool %s failed %s: %s", call.name, f.code, _scrub(ctx, f.message))
+    content = _cap(_scrub(ctx, content), ctx)
     latency = time.perf_counter() - start
     ctx.log.info("tool result %s %.1fms %s", call.name, latency * 1000, content[:200])
     return ToolResult(call.id, call.name, content, error, latency)
+
+
+def _check_repeat(call: ToolCall, ctx: ExecContext) -> None:
+    """Repetition guard: the same tool with the same arguments runs ``repeat_limit`` times at most."""
+    if ctx.repeat_limit <= 0:
+        return
+    try:
+        canonical = json.dumps(json.loads(call.arguments or "{}"), sort_keys=True)
+    except ValueError:
+        canonical = call.arguments
+    key = (call.name, canonical)
+    done = ctx.seen.get(key, 0)
+    if done >= ctx.repeat_limit:
+        raise _Failure(
+            "ERR_TOOL_REPEATED",
+            f"this exact call was already made {done} times; its result is above. Answer with it, "
+            "or change the arguments",
+        )
+    ctx.seen[key] = done + 1
+
+
+async def _check_approval(tool: Tool, call: ToolCall, ctx: ExecContext) -> None:
+    if not tool.needs_approval:
+        return
+    verdict = ctx.approve(call) if ctx.approve is not None else False
+    if inspect.isawaitable(verdict):
+        verdict = await verdict
+    if verdict is not True:
+        raise _Failure("ERR_TOOL_DENIED", "the user did not approve this call; do not retry it")
+
+
+def _scrub(ctx: ExecContext, text: str) -> str:
+    return ctx.redact(text) if ctx.redact is not None else text
+
+
+def _cap(content: str, ctx: ExecContext) -> str:
+    """Oversized output is cut with a visible marker, and stays valid JSON."""
+    if len(content) <= ctx.max_chars:
+        return content
+    marker = {"result_truncated": True, "original_chars": len(content), "head": content[: ctx.max_chars]}
+    return json.dumps({**marker, "trace_id": ctx.trace_id}, ensure_ascii=False)
 
 
 def parse_arguments(tool: Tool, raw: str) -> dict[str, Any]:

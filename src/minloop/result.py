@@ -11,9 +11,11 @@ from .models.base import ToolChoice, Usage
 
 __all__ = ["DecisionKind", "RunResult", "Status", "Step"]
 
-Status: TypeAlias = Literal["success", "max_steps_exceeded", "model_error"]
+Status: TypeAlias = Literal["success", "max_steps_exceeded", "model_error", "timeout", "cancelled"]
 """``success``: the model answered. ``max_steps_exceeded``: the step budget ran out before an
-answer. ``model_error``: the model call itself failed (``RunResult.error`` holds the cause)."""
+answer. ``model_error``: the model call itself failed after retries (``RunResult.error`` holds
+the cause). ``timeout``: the run's ``time_budget`` ran out. ``cancelled``: the task driving the
+run was cancelled."""
 
 DecisionKind: TypeAlias = Literal["answer", "tool_calls", "blank"]
 

@@ -44,6 +44,7 @@ class Tool:
     output_map: Mapping[str, str] = field(default_factory=dict)
     sla: float | None = None
     timeout: float = DEFAULT_TIMEOUT
+    needs_approval: bool = False
     is_async: bool = False
 
     def spec(self) -> dict[str, Any]:
@@ -76,6 +77,7 @@ def tool(
     output_map: Mapping[str, str] | None = None,
     sla: float | None = None,
     timeout: float | None = None,
+    needs_approval: bool = False,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -89,17 +91,19 @@ def tool(
     output_map: Mapping[str, str] | None = None,
     sla: float | None = None,
     timeout: float | None = None,
+    needs_approval: bool = False,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a function (sync or async) into a ``Tool``.
 
     Use bare (``@tool``) or with options (``@tool(output=Weather, sla=1.2)``). Parameter
     descriptions come from ``Annotated[..., Field(description=...)]`` or the docstring's
     ``Args:`` section. A return annotation that is a Pydantic model is the output contract
-    unless ``output`` is given.
+    unless ``output`` is given. ``needs_approval=True`` runs the tool only when the loop's
+    approval callback says yes (denied otherwise, with ``ERR_TOOL_DENIED``).
     """
 
     def build(f: Callable[..., Any]) -> Tool:
-        return _build(f, name, description, output, output_map, sla, timeout)
+        return _build(f, name, description, output, output_map, sla, timeout, needs_approval)
 
     return build(fn) if fn is not None else build
 
@@ -112,6 +116,7 @@ def _build(
     output_map: Mapping[str, str] | None,
     sla: float | None,
     timeout: float | None,
+    needs_approval: bool = False,
 ) -> Tool:
     tool_name = name or fn.__name__
     if not _NAME_RE.match(tool_name):
@@ -134,6 +139,7 @@ def _build(
         output_map=dict(output_map or {}),
         sla=sla,
         timeout=limit,
+        needs_approval=needs_approval,
         is_async=inspect.iscoroutinefunction(fn),
     )
 

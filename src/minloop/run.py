@@ -1,0 +1,85 @@
+"""Driving a run one round at a time."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import asdict
+from typing import TYPE_CHECKING, assert_never
+
+from .messages import Message
+from .result import RunResult, Status, Step
+from .state import Continue, Final, RunState, Stop
+
+if TYPE_CHECKING:
+    from .loop import Loop
+
+__all__ = ["Run"]
+
+
+class Run:
+    """A run in progress. Iterate it to drive the loop one round (``Step``) at a time; after the
+    last round ``result`` holds the ``RunResult``. ``messages`` is the live transcript.
+
+    Cancelling the task that drives it ends the run with status ``cancelled`` (``result`` and
+    the trace keep every completed step) and re-raises ``CancelledError``, as asyncio expects.
+    """
+
+    def __init__(self, loop: Loop, state: RunState) -> None:
+        self.loop = loop
+        self.state = state
+        self.result: RunResult | None = None
+        model = getattr(loop.model, "name", type(loop.model).__name__)
+        state.log.info("run start: model=%s tools=%s max_steps=%d", model, sorted(loop.registry), loop.max_steps)
+        state.tracer.emit("run_start", 0, model=model, tools=sorted(loop.registry), max_steps=loop.max_steps,
+                          messages=list(state.messages))
+
+    @property
+    def trace_id(self) -> str:
+        return self.state.trace_id
+
+    @property
+    def messages(self) -> list[Message]:
+        return self.state.messages
+
+    @property
+    def steps(self) -> tuple[Step, ...]:
+        return tuple(self.state.steps)
+
+    def __aiter__(self) -> Run:
+        return self
+
+    async def __anext__(self) -> Step:
+        if self.result is not None:
+            raise StopAsyncIteration
+        before = len(self.state.steps)
+        try:
+            nxt = await self.loop.round(self.state)
+        except asyncio.CancelledError:
+            self._finish("cancelled", self._last_assistant(), "the run was cancelled")
+            raise
+        match nxt:
+            case Continue():
+                pass
+            case Final(message):
+                self._finish("success", message, None)
+            case Stop(status, reason):
+                self._finish(status, self._last_assistant(), reason)
+            case _:
+                assert_never(nxt)
+        if len(self.state.steps) == before:
+            raise StopAsyncIteration
+        return self.state.steps[-1]
+
+    def _finish(self, status: Status, final: Message | None, error: str | None) -> None:
+        s = self.state
+        duration = time.perf_counter() - s.started
+        self.result = RunResult(status, final, list(s.messages), tuple(s.steps), s.trace_id, duration, error)
+        usage = self.result.usage
+        s.tracer.emit("run_end", len(s.steps), status=status, error=error, final_message=final,
+                      duration=duration, steps=len(s.steps),
+                      usage={**asdict(usage), "total_tokens": usage.total_tokens})
+        s.log.info("run end: %s after %d steps%s", status, len(s.steps), f" ({error})" if error else "")
+
+    def _last_assistant(self) -> Message | None:
+        return next((m for m in reversed(self.state.messages) if m.get("role") == "assistant"), None)
