@@ -221,9 +221,12 @@ def check_output(tool: Tool, value: Any) -> Any:
     """Validate against the declared output model (S12); return a JSON-able payload."""
     if tool.output is None:
         try:
-            return to_jsonable_python(value)
+            payload = to_jsonable_python(value)
         except Exception as exc:
             raise _Failure("ERR_TOOL_SCHEMA_MISMATCH", f"result is not JSON-serializable: {exc}") from None
+        if tool.keep_fields is not None and isinstance(payload, dict):
+            payload = {k: v for k, v in payload.items() if k in tool.keep_fields}
+        return payload
     if isinstance(value, tool.output):
         return value.model_dump(mode="json")
     if isinstance(value, BaseModel):

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, assert_never
 
+from .context import ContextOverflowError, ContextReport, Policy, calibrate, counter_for
 from .decision import Answer, Blank, CallTools, Controls, Decision, control_message, decide, is_valid_round
 from .exceptions import MinloopError, ModelError, ToolDefinitionError
 from .execute import Approver, ExecContext, ToolResult, execute_calls
@@ -38,7 +39,8 @@ class Loop:
     ``tool_choice`` is sent on the first call (S3); a forced choice (``"required"`` or one
     tool's name) applies until the first tool round, then the loop goes back to ``"auto"`` so
     it can end. ``time_budget`` (seconds) bounds a whole run's wall time. ``approve`` decides
-    on calls to tools marked ``needs_approval``. ``sinks`` receive trace events after
+    on calls to tools marked ``needs_approval``. ``context`` (a ``ContextPolicy``) decides what
+    of the transcript is sent under the model's window. ``sinks`` receive trace events after
     ``redact`` (which also scrubs secrets from tool results and log lines).
     """
 
@@ -49,6 +51,7 @@ class Loop:
     controls: Controls = field(default_factory=Controls)
     time_budget: float | None = None
     approve: Approver | None = None
+    context: Policy | None = None
     sinks: Sequence[TraceSink] = ()
     redact: Callable[[Any], Any] | None = field(default_factory=Redactor)
     registry: dict[str, Tool] = field(init=False, repr=False)
@@ -100,17 +103,19 @@ class Loop:
         budget = asyncio.timeout(state.remaining())
         try:
             async with budget:
-                request, control = self.receive(state)
+                request, control, report = self.receive(state)
                 response, latency = await self.call_model(request, state)
                 decision = decide(response.message, state.index)
                 results = await self.execute(decision, state)
+        except ContextOverflowError as exc:
+            return Stop("context_overflow", str(exc))
         except ModelError as exc:
             return Stop("model_error", f"{type(exc).__name__}: {exc}")
         except TimeoutError:
             if not budget.expired():
                 raise
             return Stop("timeout", f"the run's {self.time_budget:g}s time budget ran out in step {state.index}")
-        self.inject(state, decision, results, response, request, control, latency)
+        self.inject(state, decision, results, response, request, control, latency, report)
         match decision:
             case Answer(message):
                 return Final(message)
@@ -119,18 +124,30 @@ class Loop:
             case _:
                 assert_never(decision)
 
-    def receive(self, state: RunState) -> tuple[ModelRequest, str | None]:
+    def receive(self, state: RunState) -> tuple[ModelRequest, str | None, ContextReport | None]:
         check_transcript(state.messages)
         decayed = 0 < self.controls.decay_after <= state.invalid_streak
         after_tools = state.messages[-1]["role"] in ("tool", "function")
         control = control_message(self.controls, decayed=decayed, after_tools=after_tools)
-        messages = [*state.messages] if control is None else [*state.messages, control]  # a snapshot
+        sent, report = self.fit(state)
+        messages = sent if control is None else [*sent, control]
         choice = "none" if decayed else self._tool_choice(state)
         state.log.info("step %d start: %d messages, tool_choice=%s", state.index, len(messages), choice)
         state.log.debug("step %d input: %.300s", state.index, messages[-1].get("content"))
         state.tracer.emit("step_start", state.index, tool_choice=choice, decayed=decayed)
-        state.tracer.emit("model_request", state.index, messages=messages, tools=list(self.registry), tool_choice=choice)
-        return ModelRequest(messages, self.specs, choice), (control or {}).get("content")
+        state.tracer.emit("model_request", state.index, messages=messages, tools=list(self.registry),
+                          tool_choice=choice, context=asdict(report) if report else None)
+        return ModelRequest(messages, self.specs, choice), (control or {}).get("content"), report
+
+    def fit(self, state: RunState) -> tuple[list[Message], ContextReport | None]:
+        """The transcript as sent: all of it, or what the context policy keeps (a copy either way)."""
+        if self.context is None:
+            return [*state.messages], None
+        window = self.context.window or getattr(self.model, "context_window", None)
+        if not window:
+            raise MinloopError("the context policy needs a window: ContextPolicy(window=...) or a model with context_window")
+        count = counter_for(self.model, self.specs, state.token_ratio)
+        return self.context.apply(state.messages, count, window)
 
     async def call_model(self, request: ModelRequest, state: RunState) -> tuple[ModelResponse, float]:
         started = time.perf_counter()
@@ -140,6 +157,8 @@ class Loop:
             state.tracer.emit("model_response", state.index, error=f"{type(exc).__name__}: {exc}")
             raise
         latency = time.perf_counter() - started
+        if self.context is not None and response.usage.prompt_tokens:
+            state.token_ratio = calibrate(self.specs, request.messages, response.usage.prompt_tokens)
         state.tracer.emit("model_response", state.index, message=response.message, usage=asdict(response.usage), latency=latency)
         return response, latency
 
@@ -165,6 +184,7 @@ class Loop:
     def inject(
         self, state: RunState, decision: Decision, results: list[ToolResult],
         response: ModelResponse, request: ModelRequest, control: str | None, latency: float,
+        report: ContextReport | None = None,
     ) -> None:
         if not isinstance(decision, Blank):  # a blank reply is not a message worth keeping
             state.messages.append(decision.message)
@@ -179,7 +199,7 @@ class Loop:
             index=state.index, decision=kind, message=decision.message,  # type: ignore[arg-type]
             tool_calls=getattr(decision, "calls", ()), results=tuple(results),
             model_latency=latency, tool_latency=max((r.latency for r in results), default=0.0),
-            usage=response.usage, tool_choice=request.tool_choice, control=control, valid=valid,
+            usage=response.usage, tool_choice=request.tool_choice, control=control, valid=valid, context=report,
         )
         state.steps.append(step)
         state.tracer.emit("step_end", step.index, decision=kind, valid=valid, model_latency=latency,

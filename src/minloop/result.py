@@ -5,17 +5,19 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, TypeAlias
 
+from .context import ContextReport
 from .execute import ToolResult
 from .messages import Message, ToolCall
 from .models.base import ToolChoice, Usage
 
 __all__ = ["DecisionKind", "RunResult", "Status", "Step"]
 
-Status: TypeAlias = Literal["success", "max_steps_exceeded", "model_error", "timeout", "cancelled"]
+Status: TypeAlias = Literal["success", "max_steps_exceeded", "model_error", "timeout", "cancelled", "context_overflow"]
 """``success``: the model answered. ``max_steps_exceeded``: the step budget ran out before an
 answer. ``model_error``: the model call itself failed after retries (``RunResult.error`` holds
 the cause). ``timeout``: the run's ``time_budget`` ran out. ``cancelled``: the task driving the
-run was cancelled."""
+run was cancelled. ``context_overflow``: the messages cannot fit the model's window, even after
+the context policy did what it could."""
 
 DecisionKind: TypeAlias = Literal["answer", "tool_calls", "blank"]
 
@@ -35,6 +37,7 @@ class Step:
     tool_choice: ToolChoice = "auto"
     control: str | None = None
     valid: bool = True
+    context: ContextReport | None = None
 
     @property
     def errors(self) -> list[str]:
@@ -90,6 +93,7 @@ def _step_dict(step: Step) -> dict[str, Any]:
         "valid": step.valid,
         "tool_choice": step.tool_choice,
         "control": step.control,
+        "context": asdict(step.context) if step.context else None,
         "model_latency": round(step.model_latency, 4),
         "tool_latency": round(step.tool_latency, 4),
         "usage": asdict(step.usage),

@@ -47,6 +47,7 @@ class RunState:
     invalid_streak: int = 0
     tool_rounds: int = 0
     calls_seen: dict[tuple[str, str], int] = field(default_factory=dict)
+    token_ratio: float = 1.0  # provider tokens / our estimate, from the last call's usage
     started: float = field(default_factory=time.perf_counter)
 
     @property

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, get_type_hints, overload
 
@@ -45,6 +45,7 @@ class Tool:
     sla: float | None = None
     timeout: float = DEFAULT_TIMEOUT
     needs_approval: bool = False
+    keep_fields: tuple[str, ...] | None = None
     is_async: bool = False
 
     def spec(self) -> dict[str, Any]:
@@ -78,6 +79,7 @@ def tool(
     sla: float | None = None,
     timeout: float | None = None,
     needs_approval: bool = False,
+    keep_fields: Sequence[str] | None = None,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -92,6 +94,7 @@ def tool(
     sla: float | None = None,
     timeout: float | None = None,
     needs_approval: bool = False,
+    keep_fields: Sequence[str] | None = None,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a function (sync or async) into a ``Tool``.
 
@@ -99,11 +102,13 @@ def tool(
     descriptions come from ``Annotated[..., Field(description=...)]`` or the docstring's
     ``Args:`` section. A return annotation that is a Pydantic model is the output contract
     unless ``output`` is given. ``needs_approval=True`` runs the tool only when the loop's
-    approval callback says yes (denied otherwise, with ``ERR_TOOL_DENIED``).
+    approval callback says yes (denied otherwise, with ``ERR_TOOL_DENIED``). ``keep_fields``
+    keeps only those keys of a dict result (S24: noise fields never reach the model); a
+    declared ``output`` model already keeps only its own fields.
     """
 
     def build(f: Callable[..., Any]) -> Tool:
-        return _build(f, name, description, output, output_map, sla, timeout, needs_approval)
+        return _build(f, name, description, output, output_map, sla, timeout, needs_approval, keep_fields)
 
     return build(fn) if fn is not None else build
 
@@ -117,6 +122,7 @@ def _build(
     sla: float | None,
     timeout: float | None,
     needs_approval: bool = False,
+    keep_fields: Sequence[str] | None = None,
 ) -> Tool:
     tool_name = name or fn.__name__
     if not _NAME_RE.match(tool_name):
@@ -140,6 +146,7 @@ def _build(
         sla=sla,
         timeout=limit,
         needs_approval=needs_approval,
+        keep_fields=tuple(keep_fields) if keep_fields is not None else None,
         is_async=inspect.iscoroutinefunction(fn),
     )
 

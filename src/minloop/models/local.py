@@ -15,9 +15,12 @@ import asyncio
 import json
 import os
 import threading
+import urllib.request
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..context import ContextOverflowError
 from ..exceptions import MissingDependencyError, ModelError, ModelLoadError
 from ..guard import ensure_not_in_tool
 from ..messages import Message
@@ -55,9 +58,20 @@ class LocalModel:
         self.sampling = {"temperature": temperature, "max_tokens": max_tokens, "seed": seed}
         self.constrain = constrain
 
+    @property
+    def context_window(self) -> int:
+        return self.n_ctx
+
     def load(self) -> Any:
         """Load the weights (once per process); returns the runtime server."""
         return self._server()[0]
+
+    def count_tokens(self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] = ()) -> int:
+        """Exact prompt tokens of a request, through the model's own template and tokenizer."""
+        server, _ = self._server()
+        body = self.body(ModelRequest(list(messages), list(tools)))
+        prompt = _post(server, "/apply-template", {"messages": body["messages"], "tools": body.get("tools")})["prompt"]
+        return len(_post(server, "/tokenize", {"content": prompt, "parse_special": True})["tokens"])
 
     async def call(self, request: ModelRequest) -> ModelResponse:
         ensure_not_in_tool(self.name)
@@ -115,8 +129,22 @@ def _complete(server: Any, lock: threading.Lock, body: dict[str, Any]) -> dict[s
         except Exception as exc:
             raise ModelError(f"local model failed: {exc}") from exc
     if not isinstance(reply, dict) or "choices" not in reply:
+        error = reply.get("error") if isinstance(reply, dict) else None
+        if isinstance(error, dict) and error.get("type") == "exceed_context_size_error":
+            raise ContextOverflowError(
+                f"the prompt needs {error.get('n_prompt_tokens')} tokens; the window is {error.get('n_ctx')}"
+            )
         raise ModelError(f"local model failed: {json.dumps(reply)[:300]}")
     return reply
+
+
+def _post(server: Any, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    """The runtime's own HTTP endpoints on 127.0.0.1 (template and tokenizer have no in-process call)."""
+    request = urllib.request.Request(
+        server.listening_address + path, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
+    )
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return json.loads(response.read())
 
 
 def _with_instruction(messages: list[Message]) -> list[Message]:

@@ -1,0 +1,211 @@
+"""Context management under a token budget (S6, S7, S22, S24).
+
+A context policy is a pure function from the transcript (plus the window) to the list actually
+sent; the stored transcript stays complete. ``ContextPolicy`` (the default shape):
+
+* below ``summarize_at`` of the window (after reserving ``reserve`` tokens for the reply),
+  everything is sent;
+* above it, **summary mode**: the pinned part (leading system messages and the first user
+  message) and the last ``keep_rounds`` rounds stay whole, and older rounds become one
+  compact message ("round 1: get_weather({"city": "Beijing"}) -> {...}");
+* if still over, the oldest kept tool results are shrunk (valid JSON, marked), oldest first;
+* if the pinned part alone does not fit, ``ContextOverflowError`` ends the run with status
+  ``context_overflow`` instead of a provider error.
+
+A round is an assistant message with its tool results, so no policy here ever separates a call
+from its result (S7). ``WindowPolicy`` is the plain sliding window (``deque(maxlen=...)``),
+pair-safe, for comparison. Token counts come from the model when it can count exactly
+(``count_tokens``, the embedded model) and otherwise from ``estimate_tokens`` calibrated on the
+provider's reported ``usage``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from .exceptions import ModelError
+from .messages import Message
+
+__all__ = ["ContextOverflowError", "ContextPolicy", "ContextReport", "Counter", "WindowPolicy", "estimate_tokens"]
+
+Counter = Callable[[Sequence[Message]], int]
+SHRUNK = "[shrunk to fit the context window]"
+
+
+class ContextOverflowError(ModelError):
+    """The messages cannot fit the model's window (even the pinned part, or the model said so)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ContextReport:
+    """What the policy did for one model call."""
+
+    mode: str  # "full" | "summary" | "window"
+    window: int
+    tokens_before: int
+    tokens_after: int
+    rounds_summarised: int = 0
+    results_shrunk: int = 0
+
+
+class Policy(Protocol):
+    window: int | None
+
+    def apply(self, messages: Sequence[Message], count: Counter, window: int) -> tuple[list[Message], ContextReport]: ...
+
+
+def estimate_tokens(messages: Sequence[Message]) -> int:
+    """A network-free estimate: about 3.6 characters of JSON per token plus 4 per message.
+
+    On this repository's sample transcripts (English prose, JSON tool results) it lands within
+    ~15% of the Qwen2.5 tokenizer; the loop calibrates it against the provider's ``usage``.
+    """
+    chars = sum(len(m.get("content") or "") + len(json.dumps(m.get("tool_calls") or "")) for m in messages)
+    return int(chars / 3.6) + 4 * len(messages)
+
+
+@dataclass(frozen=True)
+class ContextPolicy:
+    window: int | None = None  # None: the model's own window (``context_window``)
+    keep_rounds: int = 2
+    summarize_at: float = 0.75  # S22: 12000 of 16384
+    reserve: int = 512  # tokens left for the reply
+    shrink_chars: int = 240
+    summary_chars: int = 160
+    summary_role: str = "system"
+    task_summary: bool = False
+
+    def apply(self, messages: Sequence[Message], count: Counter, window: int) -> tuple[list[Message], ContextReport]:
+        limit = window - self.reserve
+        before = count(messages)
+        head = [task_summary(messages)] if self.task_summary else []
+        pinned, rounds = split_rounds(messages)
+        if before <= self.summarize_at * limit:
+            sent = pinned + head + [m for r in rounds for m in r]
+            return sent, ContextReport("full", window, before, count(sent) if head else before)
+        if count(pinned + head) > limit:
+            raise ContextOverflowError(
+                f"the pinned messages (system + first user message) need {count(pinned + head)} tokens "
+                f"but the window leaves {limit}"
+            )
+        split = max(len(rounds) - self.keep_rounds, 0)
+        old, kept = rounds[:split], [list(r) for r in rounds[split:]]
+        head += [summarise(old, self.summary_chars, self.summary_role)] if old else []
+        shrunk = 0
+        sent = pinned + head + [m for r in kept for m in r]
+        while count(sent) > limit and _shrink_oldest(kept, self.shrink_chars):
+            shrunk += 1
+            sent = pinned + head + [m for r in kept for m in r]
+        after = count(sent)
+        if after > limit:
+            raise ContextOverflowError(f"{after} tokens after summarising and shrinking; the window leaves {limit}")
+        return sent, ContextReport("summary", window, before, after, len(old), shrunk)
+
+
+@dataclass(frozen=True)
+class WindowPolicy:
+    """The seed's ``deque(maxlen=...)`` window over whole rounds: pinned + the last rounds."""
+
+    window: int | None = None
+    max_messages: int = 6
+
+    def apply(self, messages: Sequence[Message], count: Counter, window: int) -> tuple[list[Message], ContextReport]:
+        before = count(messages)
+        pinned, rounds = split_rounds(messages)
+        kept: list[list[Message]] = []
+        for r in reversed(rounds):  # whole rounds only: never a call without its result (S7)
+            if sum(map(len, kept)) + len(r) > self.max_messages and kept:
+                break
+            kept.insert(0, list(r))
+        sent = pinned + [m for r in kept for m in r]
+        return sent, ContextReport("window", window, before, count(sent), len(rounds) - len(kept))
+
+
+def counter_for(model: Any, specs: Sequence[dict[str, Any]], ratio: float = 1.0) -> Counter:
+    """Exact counts when the model can count (the embedded model); else the calibrated estimate."""
+    exact = getattr(model, "count_tokens", None)
+    if callable(exact):
+        return lambda messages: int(exact(messages, specs))
+    tools = int(len(json.dumps(list(specs))) / 3.6)
+    return lambda messages: int((estimate_tokens(messages) + tools) * ratio)
+
+
+def calibrate(specs: Sequence[dict[str, Any]], sent: Sequence[Message], prompt_tokens: int) -> float:
+    """The ratio of the provider's reported prompt tokens to our estimate for what was sent."""
+    guess = estimate_tokens(sent) + int(len(json.dumps(list(specs))) / 3.6)
+    return prompt_tokens / guess if prompt_tokens > 0 and guess > 0 else 1.0
+
+
+def split_rounds(messages: Sequence[Message]) -> tuple[list[Message], list[list[Message]]]:
+    """(pinned, rounds): leading system messages and the first user message; then each
+    assistant message with its results (any other message is a round of its own)."""
+    msgs = list(messages)
+    first_user = next((i for i, m in enumerate(msgs) if m.get("role") == "user"), len(msgs) - 1)
+    rounds: list[list[Message]] = []
+    for m in msgs[first_user + 1 :]:
+        if m.get("role") in ("tool", "function") and rounds:
+            rounds[-1].append(m)
+        else:
+            rounds.append([m])
+    return msgs[: first_user + 1], rounds
+
+
+def task_summary(messages: Sequence[Message], chars: int = 120) -> Message:
+    """S24: a deterministic "task; information gathered; still to do" message."""
+    pinned, rounds = split_rounds(messages)
+    task = next((m.get("content") for m in reversed(pinned) if m.get("role") == "user"), "")
+    gathered, failed = [], []
+    for r in rounds:
+        for res in r[1:]:
+            body = _without_trace(res.get("content") or "")
+            (failed if '"code":"ERR_' in body else gathered).append(f"{res.get('name')}: {_clip(body, chars)}")
+    todo = "retry or work around: " + "; ".join(failed) if failed else "answer the task if the information suffices"
+    text = f"Task: {_clip(str(task), 2 * chars)}\nInformation gathered: {'; '.join(gathered) or 'none yet'}\nStill to do: {todo}"
+    return {"role": "system", "content": text}
+
+
+def summarise(rounds: Sequence[Sequence[Message]], chars: int, role: str = "system") -> Message:
+    """One message naming what each older round asked and what its tools returned (S6)."""
+    lines = []
+    for number, r in enumerate(rounds, 1):
+        head = r[0]
+        if head.get("role") == "user":
+            lines.append(f"round {number}: user asked {_clip(str(head.get('content')), chars)!r}")
+            continue
+        calls = {c["id"]: c["function"] for c in head.get("tool_calls") or []}
+        parts = [
+            f"{calls.get(res.get('tool_call_id'), {}).get('name', res.get('name'))}"
+            f"({_clip(calls.get(res.get('tool_call_id'), {}).get('arguments', ''), 80)}) -> "
+            f"{_clip(_without_trace(res.get('content') or ''), chars)}"
+            for res in r[1:]
+        ]
+        text = head.get("content") if not parts else "; ".join(parts)
+        lines.append(f"round {number}: {_clip(str(text), chars)}")
+    return {"role": role, "content": "Summary of earlier rounds:\n" + "\n".join(lines)}
+
+
+def _shrink_oldest(rounds: list[list[Message]], chars: int) -> bool:
+    for r in rounds:
+        for i, m in enumerate(r[1:], 1):
+            content = m.get("content") or ""
+            if SHRUNK not in content and len(content) > chars:
+                r[i] = {**m, "content": json.dumps({"partial": _clip(content, chars), "note": SHRUNK})}
+                return True
+    return False
+
+
+def _without_trace(content: str) -> str:
+    try:
+        data = json.loads(content)
+    except ValueError:
+        return content
+    if isinstance(data, dict):
+        data.pop("trace_id", None)
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+
+def _clip(text: str, chars: int) -> str:
+    return text if len(text) <= chars else text[: chars - 3] + "..."
