@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,33 +25,39 @@ def file_tools(root: str | os.PathLike[str] = ".") -> list[Tool]:
     base = Path(root).resolve(strict=True)
     if not base.is_dir():
         raise NotADirectoryError(f"{base} is not a directory")
+    folder = Folder(base)
+    return [tool(timeout=10.0)(f) for f in (folder.list_files, folder.read_file, folder.search_files)]
 
-    def inside(path: str) -> Path:
-        target = (base / path).resolve()
-        if target != base and not target.is_relative_to(base):
+
+@dataclass(frozen=True)
+class Folder:
+    base: Path
+
+    def inside(self, path: str) -> Path:
+        target = (self.base / path).resolve()
+        if target != self.base and not target.is_relative_to(self.base):
             raise PermissionError(f"{path!r} is outside the allowed directory")
         return target
 
-    def walk(start: Path, pattern: str) -> list[Path]:
+    def walk(self, pattern: str) -> list[Path]:
         found = []
-        for dirpath, dirnames, filenames in os.walk(start):
+        for dirpath, dirnames, filenames in os.walk(self.base):
             dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d != "__pycache__")
             for name in sorted(filenames):
                 path = Path(dirpath, name)
-                rel = path.relative_to(base).as_posix()
-                if not name.startswith(".") and (fnmatch.fnmatch(name, pattern) or fnmatch.fnmatch(rel, pattern)):
-                    if path.resolve().is_relative_to(base):
-                        found.append(path)
+                rel = path.relative_to(self.base).as_posix()
+                matches = fnmatch.fnmatch(name, pattern) or fnmatch.fnmatch(rel, pattern)
+                if matches and not name.startswith(".") and path.resolve().is_relative_to(self.base):
+                    found.append(path)
         return found
 
-    @tool(timeout=10.0)
-    def list_files(pattern: str = "*") -> dict[str, Any]:
+    def list_files(self, pattern: str = "*") -> dict[str, Any]:
         """Count and list (largest first) the files in the working folder that match a glob pattern.
 
         Args:
             pattern: Glob on the file name or its relative path, e.g. "*.py" or "src/*.md".
         """
-        found = [(p.relative_to(base).as_posix(), p.stat().st_size) for p in walk(base, pattern)]
+        found = [(p.relative_to(self.base).as_posix(), p.stat().st_size) for p in self.walk(pattern)]
         sizes = sorted(found, key=lambda s: (-s[1], s[0]))  # largest first, like `ls -S`
         largest = sizes[0] if sizes else None
         return {
@@ -61,21 +68,18 @@ def file_tools(root: str | os.PathLike[str] = ".") -> list[Tool]:
             "truncated": len(sizes) > MAX_LISTED,
         }
 
-    @tool(timeout=10.0)
-    def read_file(path: str, max_chars: int = 4000) -> dict[str, Any]:
+    def read_file(self, path: str, max_chars: int = 4000) -> dict[str, Any]:
         """Read a text file.
 
         Args:
             path: File path relative to the working directory.
             max_chars: Maximum number of characters to return.
         """
-        target = inside(path)
-        text = target.read_text(encoding="utf-8", errors="replace")
+        text = self.inside(path).read_text(encoding="utf-8", errors="replace")
         limit = max(1, min(max_chars, MAX_READ))
         return {"path": path, "chars": len(text), "content": text[:limit], "truncated": len(text) > limit}
 
-    @tool(timeout=10.0)
-    def search_files(query: str, pattern: str = "*") -> dict[str, Any]:
+    def search_files(self, query: str, pattern: str = "*") -> dict[str, Any]:
         """Find lines containing a text (case-insensitive) in files matching a glob.
 
         Args:
@@ -83,14 +87,12 @@ def file_tools(root: str | os.PathLike[str] = ".") -> list[Tool]:
             pattern: Glob on the file name, e.g. "*.md".
         """
         needle, matches = query.lower(), []
-        for path in walk(base, pattern):
+        for path in self.walk(pattern):
             try:
                 lines = path.read_text(encoding="utf-8").splitlines()
             except (UnicodeDecodeError, OSError):
                 continue
-            for number, line in enumerate(lines, 1):
-                if needle in line.lower():
-                    matches.append({"path": path.relative_to(base).as_posix(), "line": number, "text": line.strip()[:200]})
+            rel = path.relative_to(self.base).as_posix()
+            matches += [{"path": rel, "line": n, "text": line.strip()[:200]} for n, line in enumerate(lines, 1)
+                        if needle in line.lower()]
         return {"query": query, "count": len(matches), "matches": matches[:MAX_MATCHES], "truncated": len(matches) > MAX_MATCHES}
-
-    return [list_files, read_file, search_files]
