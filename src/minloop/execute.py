@@ -122,7 +122,7 @@ def _check_repeat(call: ToolCall, ctx: ExecContext) -> None:
         return
     try:
         canonical = json.dumps(json.loads(call.arguments or "{}"), sort_keys=True)
-    except ValueError:
+    except (ValueError, RecursionError):
         canonical = call.arguments
     key = (call.name, canonical)
     done = ctx.seen.get(key, 0)
@@ -160,7 +160,7 @@ def _cap(content: str, ctx: ExecContext) -> str:
 def parse_arguments(tool: Tool, raw: str) -> dict[str, Any]:
     try:
         data = json.loads(raw) if raw.strip() else {}
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise _Failure("ERR_TOOL_ARGS_INVALID", f"arguments are not valid JSON: {exc}") from None
     if not isinstance(data, dict):
         raise _Failure("ERR_TOOL_ARGS_INVALID", f"arguments must be a JSON object, got {type(data).__name__}")
@@ -263,8 +263,9 @@ async def _reroute(call: ToolCall, ctx: ExecContext, start: float) -> ToolResult
         f"I can use: {', '.join(sorted(ctx.tools)) or 'no tools'}."
     )
     try:
-        value = await invoke(ctx.fallback, parse_arguments(ctx.fallback, json.dumps({"question": question})))
-        details["clarification"] = check_output(ctx.fallback, value)
+        args = parse_arguments(ctx.fallback, json.dumps({"question": question}))
+        await _check_approval(ctx.fallback, call, ctx)
+        details["clarification"] = check_output(ctx.fallback, await invoke(ctx.fallback, args))
     except _Failure as f:
         details["fallback_error"] = f"{f.code}: {f.message}"
     content = envelope("ERR_TOOL_UNKNOWN", note, call.name, ctx.trace_id, **details)

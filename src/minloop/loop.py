@@ -110,7 +110,7 @@ class Loop:
         except ContextOverflowError as exc:
             return Stop("context_overflow", str(exc))
         except ModelError as exc:
-            return Stop("model_error", f"{type(exc).__name__}: {exc}")
+            return Stop("model_error", self._scrub(f"{type(exc).__name__}: {exc}"))
         except TimeoutError:
             if not budget.expired():
                 raise
@@ -133,7 +133,7 @@ class Loop:
         messages = sent if control is None else [*sent, control]
         choice = "none" if decayed else self._tool_choice(state)
         state.log.info("step %d start: %d messages, tool_choice=%s", state.index, len(messages), choice)
-        state.log.debug("step %d input: %.300s", state.index, messages[-1].get("content"))
+        state.log.debug("step %d input: %.300s", state.index, self._scrub(messages[-1].get("content")))
         state.tracer.emit("step_start", state.index, tool_choice=choice, decayed=decayed)
         state.tracer.emit("model_request", state.index, messages=messages, tools=list(self.registry),
                           tool_choice=choice, context=asdict(report) if report else None)
@@ -206,6 +206,9 @@ class Loop:
                           tool_latency=step.tool_latency, usage=asdict(step.usage))
         errors = f" {[c.name for c in step.tool_calls]} errors={step.errors}" if results else ""
         state.log.info("step %d end: %s%s, %.1fms model", step.index, kind, errors, latency * 1000)
+
+    def _scrub(self, value: Any) -> Any:
+        return self.redact(value) if self.redact is not None else value
 
     def _tool_choice(self, state: RunState) -> ToolChoice:
         choice = self.tool_choice

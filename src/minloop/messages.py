@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
 from .exceptions import TranscriptError
@@ -22,6 +22,7 @@ __all__ = [
     "check_transcript",
     "normalize_input",
     "tool_calls_of",
+    "transcript_problems",
 ]
 
 Message: TypeAlias = dict[str, Any]
@@ -41,13 +42,19 @@ class ToolCall:
 
     @classmethod
     def from_wire(cls, raw: dict[str, Any]) -> ToolCall:
-        fn = raw.get("function") or {}
+        fn = raw.get("function")
+        fn = fn if isinstance(fn, dict) else {}
         args = fn.get("arguments")
         if args is None:
             args = "{}"
         elif not isinstance(args, str):  # some servers send an object, not a string
             args = json.dumps(args, ensure_ascii=False)
-        return cls(id=str(raw.get("id") or ""), name=str(fn.get("name") or ""), arguments=args)
+        call_id, name = raw.get("id"), fn.get("name")
+        return cls(
+            id=call_id if isinstance(call_id, str) else "",
+            name=name if isinstance(name, str) else "",
+            arguments=args,
+        )
 
     def to_wire(self) -> dict[str, Any]:
         return {
@@ -76,48 +83,120 @@ def normalize_input(prompt: str | Sequence[Message]) -> list[Message]:
 
 
 def check_transcript(messages: Sequence[Any]) -> None:
-    """Raise ``TranscriptError`` unless ``messages`` is a valid transcript to send.
+    """Raise ``TranscriptError`` for the first rule ``messages`` breaks; return if it is valid.
 
     Rules: every item is an object with a known role; at least one user message (S4); assistant
     tool calls are well formed with unique ids; every tool result directly follows the assistant
     message that asked for it, answers one of its pending ``tool_call_id`` s exactly once (S16,
     S21), carries the tool name for the legacy ``function`` role (S5), and has a string content
-    holding JSON (S17); no call is left unanswered before the next non-result message.
+    holding JSON (S17); no call is left unanswered before the next non-result message; content
+    parts are JSON objects with a ``type``.
     """
+    problems = transcript_problems(messages)
+    if problems:
+        raise TranscriptError(*problems[0])
+
+
+def transcript_problems(messages: Any) -> list[tuple[int | None, str, str]]:
+    """Every rule violation as ``(index, rule, detail)``, in the order found; never raises."""
+    walk = _Walk()
     if not isinstance(messages, Sequence) or isinstance(messages, str | bytes):
-        raise TranscriptError(None, "not_a_list", "messages must be a list of message objects")
-    pending: dict[str, str] = {}  # tool_call_id -> tool name, for the latest assistant message
-    issued: frozenset[str] = frozenset()
-    open_index = -1
-    has_user = False
+        walk.add(None, "not_a_list", f"messages must be a list of message objects, got {type(messages).__name__}")
+        return walk.problems
     for i, msg in enumerate(messages):
+        walk.message(i, msg)
+    walk.close(None)
+    if not walk.has_user:
+        walk.add(None, "no_user_message", "at least one user message is required")
+    return walk.problems
+
+
+@dataclass
+class _Walk:
+    problems: list[tuple[int | None, str, str]] = field(default_factory=list)
+    pending: dict[str, str] = field(default_factory=dict)  # unanswered call ids of the open message
+    issued: frozenset[str] = frozenset()  # every call id of the open message
+    open_index: int = -1
+    has_user: bool = False
+
+    def add(self, index: int | None, rule: str, detail: str) -> None:
+        self.problems.append((index, rule, detail))
+
+    def message(self, i: int, msg: Any) -> None:
         if not isinstance(msg, dict):
-            raise TranscriptError(i, "not_an_object", f"expected a dict, got {type(msg).__name__}")
+            return self.add(i, "not_an_object", f"expected a dict, got {type(msg).__name__}")
         role = msg.get("role")
-        if role not in ROLES:
-            raise TranscriptError(i, "invalid_role", f"role {role!r} is not one of {sorted(ROLES)}")
+        if not isinstance(role, str) or role not in ROLES:
+            return self.add(i, "invalid_role", f"role {role!r} is not one of {sorted(ROLES)}")
         if role in RESULT_ROLES:
-            _check_result(i, msg, pending, issued, open_index)
-            continue
-        if pending:
-            raise TranscriptError(
-                open_index, "unanswered_tool_call",
-                f"tool call(s) {sorted(pending)} have no result before message {i}",
-            )
-        has_user = has_user or role == "user"
-        issued = frozenset()
+            return self.result(i, msg)
+        self.close(i)
+        self.has_user = self.has_user or role == "user"
+        self.issued = frozenset()
+        self.parts(i, msg.get("content"))
         if role == "assistant":
-            pending = _check_assistant(i, msg)
-            issued = frozenset(pending)
-            open_index = i
+            self.assistant(i, msg)
         elif not _has_content(msg):
-            raise TranscriptError(i, "missing_content", f"a {role} message needs content")
-    if pending:
-        raise TranscriptError(
-            open_index, "unanswered_tool_call", f"tool call(s) {sorted(pending)} have no result"
-        )
-    if not has_user:
-        raise TranscriptError(None, "no_user_message", "at least one user message is required")
+            self.add(i, "missing_content", f"a {role} message needs content")
+
+    def close(self, i: int | None) -> None:
+        if self.pending:
+            where = "the end of the transcript" if i is None else f"message {i}"
+            self.add(self.open_index, "unanswered_tool_call", f"tool call(s) {sorted(self.pending)} have no result before {where}")
+            self.pending = {}
+
+    def parts(self, i: int, content: Any) -> None:
+        for j, part in enumerate(content if isinstance(content, list) else []):
+            if not isinstance(part, dict) or not isinstance(part.get("type"), str):
+                self.add(i, "bad_content_part", f"content[{j}] must be an object with a string 'type'")
+            elif not _is_json(part):
+                self.add(i, "bad_content_part", f"content[{j}] is not JSON-serialisable")
+
+    def assistant(self, i: int, msg: Message) -> None:
+        calls = msg.get("tool_calls")
+        if calls is not None and not isinstance(calls, list):
+            self.add(i, "bad_tool_calls", "tool_calls must be a list or null")
+            calls = []
+        content = msg.get("content")
+        if content is not None and not isinstance(content, str | list):
+            self.add(i, "content_not_string", "assistant content must be a string or null")
+        if not calls and not _has_content(msg):
+            self.add(i, "missing_content", "an assistant message needs content or tool_calls")
+        for j, call in enumerate(calls or []):
+            self.call(i, j, call)
+        self.issued = frozenset(self.pending)
+        self.open_index = i
+
+    def call(self, i: int, j: int, call: Any) -> None:
+        fn = call.get("function") if isinstance(call, dict) else None
+        call_id = call.get("id") if isinstance(call, dict) else None
+        if not isinstance(fn, dict) or not isinstance(fn.get("name"), str) or not isinstance(call_id, str) or not call_id:
+            return self.add(i, "bad_tool_calls", f"tool_calls[{j}] needs a string id and function.name")
+        if not isinstance(fn.get("arguments"), str):
+            kind = type(fn.get("arguments")).__name__
+            self.add(i, "bad_tool_calls", f"tool_calls[{j}].function.arguments is a {kind}, not a JSON string")
+        if call_id in self.pending:
+            self.add(i, "duplicate_tool_call_id", f"tool call id {call_id!r} repeats")
+        self.pending[call_id] = fn["name"]
+
+    def result(self, i: int, msg: Message) -> None:
+        role, call_id = msg["role"], msg.get("tool_call_id")
+        if not self.issued:
+            self.add(i, "orphan_tool_result", f"a {role} message must directly follow the assistant message that requested it")
+        elif not isinstance(call_id, str) or call_id not in self.pending:
+            rule = "duplicate_tool_result" if isinstance(call_id, str) and call_id in self.issued else "tool_call_id_mismatch"
+            self.add(i, rule, f"tool_call_id {call_id!r} does not answer a pending call of message "
+                     f"{self.open_index} (pending: {sorted(self.pending)})")
+        else:
+            del self.pending[call_id]
+        if role == "function" and not msg.get("name"):
+            self.add(i, "missing_name", "a function message must carry the tool name")
+        content = msg.get("content")
+        if not isinstance(content, str):
+            self.add(i, "content_not_string",
+                     f"tool result content must be a JSON string, got {type(content).__name__} (use json.dumps)")
+        elif not _is_json_text(content):
+            self.add(i, "content_not_json", "tool result content is not JSON")
 
 
 def _has_content(msg: Message) -> bool:
@@ -125,60 +204,17 @@ def _has_content(msg: Message) -> bool:
     return isinstance(content, str) or (isinstance(content, list) and len(content) > 0)
 
 
-def _check_assistant(i: int, msg: Message) -> dict[str, str]:
-    calls = msg.get("tool_calls")
-    if calls is not None and not isinstance(calls, list):
-        raise TranscriptError(i, "bad_tool_calls", "tool_calls must be a list or null")
-    content = msg.get("content")
-    if content is not None and not isinstance(content, str | list):
-        raise TranscriptError(i, "content_not_string", "assistant content must be a string or null")
-    if not calls and not _has_content(msg):
-        raise TranscriptError(i, "missing_content", "an assistant message needs content or tool_calls")
-    pending: dict[str, str] = {}
-    for j, call in enumerate(calls or []):
-        fn = call.get("function") if isinstance(call, dict) else None
-        call_id = call.get("id") if isinstance(call, dict) else None
-        if not isinstance(fn, dict) or not isinstance(fn.get("name"), str) or not call_id:
-            raise TranscriptError(
-                i, "bad_tool_calls", f"tool_calls[{j}] needs an id and function.name"
-            )
-        if not isinstance(fn.get("arguments"), str):
-            raise TranscriptError(i, "bad_tool_calls", f"tool_calls[{j}].function.arguments must be a string")
-        if call_id in pending:
-            raise TranscriptError(i, "duplicate_tool_call_id", f"tool call id {call_id!r} repeats")
-        pending[str(call_id)] = fn["name"]
-    return pending
-
-
-def _check_result(
-    i: int, msg: Message, pending: dict[str, str], issued: frozenset[str], open_index: int
-) -> None:
-    role = msg["role"]
-    call_id = msg.get("tool_call_id")
-    if not issued:
-        raise TranscriptError(
-            i, "orphan_tool_result",
-            f"a {role} message must directly follow the assistant message that requested it",
-        )
-    if call_id not in pending:
-        rule = "duplicate_tool_result" if call_id in issued else "tool_call_id_mismatch"
-        raise TranscriptError(
-            i, rule,
-            f"tool_call_id {call_id!r} does not answer a pending call of message {open_index} "
-            f"(pending: {sorted(pending)})",
-        )
-    if role == "function" and not msg.get("name"):
-        raise TranscriptError(i, "missing_name", "a function message must carry the tool name")
-    content = msg.get("content")
-    if not isinstance(content, str):
-        raise TranscriptError(
-            i, "content_not_string",
-            f"tool result content must be a JSON string, got {type(content).__name__} "
-            "(use json.dumps)",
-        )
+def _is_json(value: Any) -> bool:
     try:
-        json.loads(content)
-    except ValueError as exc:
-        raise TranscriptError(i, "content_not_json", f"tool result content is not JSON: {exc}") from None
-    del pending[call_id]
+        json.dumps(value)
+    except (TypeError, ValueError, RecursionError):
+        return False
+    return True
 
+
+def _is_json_text(text: str) -> bool:
+    try:
+        json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    return True

@@ -19,7 +19,7 @@ from typing import Any
 
 import httpx
 
-from ..exceptions import ModelError, ModelHTTPError
+from ..exceptions import ModelError, ModelHTTPError, TranscriptError
 from ..guard import ensure_not_in_tool
 from ..messages import Message
 from .base import ModelRequest, ModelResponse, Usage
@@ -76,7 +76,10 @@ class OpenAIModel:
 
     async def call(self, request: ModelRequest) -> ModelResponse:
         ensure_not_in_tool(self.name)
-        body = json.dumps(self.payload(request), ensure_ascii=False).encode()
+        try:
+            body = json.dumps(self.payload(request), ensure_ascii=False).encode()
+        except (TypeError, ValueError) as exc:
+            raise TranscriptError(None, "not_json_serialisable", f"the request cannot be sent as JSON: {exc}") from None
         client = self._client_for_loop()
         for attempt in range(self.max_retries + 1):
             last = attempt == self.max_retries

@@ -102,6 +102,7 @@ class ChatServer:
 def _handler_for(server: ChatServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # else each loopback reply waits ~40 ms for a delayed ACK
 
         def do_POST(self) -> None:  # noqa: N802 (http.server API)
             length = int(self.headers.get("Content-Length") or 0)

@@ -45,7 +45,7 @@ class Redactor:
         if stripped[:1] in ("{", "["):
             try:
                 parsed = json.loads(text)
-            except ValueError:
+            except (ValueError, RecursionError):
                 pass
             else:
                 cleaned = self(parsed)  # keep the original text unless something was removed
