@@ -1,7 +1,10 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 TID = "<trace_id>"
 
@@ -14,3 +17,11 @@ def masked(messages: list[dict[str, Any]], trace_id: str) -> list[dict[str, Any]
 def content(**fields: Any) -> str:
     """The JSON content minloop writes for a tool result (keys in insertion order)."""
     return json.dumps({**fields, "trace_id": TID}, ensure_ascii=False)
+
+
+@pytest.fixture(autouse=True)
+def trace_db(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Runs record their traces in a temporary database, never in the home directory."""
+    path = tmp_path_factory.mktemp("traces") / "traces.db"
+    monkeypatch.setenv("MINLOOP_TRACE_DB", str(path))
+    return path

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import json
+import sqlite3
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -19,8 +20,12 @@ from .loop import Loop
 from .models.base import Model
 from .result import RunResult, Step
 from .tools import Tool, tool
+from .trace.cli import replay, trace_app
+from .trace.sqlite import SQLiteSink
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="The minimal agent loop.")
+app.add_typer(trace_app, name="trace")
+app.command("replay")(replay)
 out = Console()
 err = Console(stderr=True)
 EXIT_CODES = {"success": 0}
@@ -44,20 +49,30 @@ def run(
     root: Annotated[Path, typer.Option(help="Directory the file tools may read.")] = Path("."),
     max_steps: Annotated[int, typer.Option(min=1, help="Step budget.")] = 6,
     as_json: Annotated[bool, typer.Option("--json", help="Print the whole result as one JSON document.")] = False,
+    trace_db: Annotated[Path | None, typer.Option(help="Record the trace here (default: $MINLOOP_TRACE_DB, else "
+                                                        "~/.local/share/minloop/traces.db).")] = None,
+    no_trace: Annotated[bool, typer.Option("--no-trace", help="Do not record the trace.")] = False,
 ) -> None:
-    """Run one agent loop and show each step as it happens."""
+    """Run one agent loop and show each step as it happens; the trace is recorded for `minloop trace`."""
     try:
         chosen = _model(model, base_url, api_key_env, gguf)
         toolset = _tools(tools or [], builtin, root)
-        loop = Loop(chosen, toolset, max_steps=max_steps)
-    except (MinloopError, OSError) as exc:
+        store = None if no_trace else SQLiteSink(trace_db)
+        loop = Loop(chosen, toolset, max_steps=max_steps, sinks=[store] if store else [])
+    except (MinloopError, OSError, sqlite3.Error) as exc:
         err.print(f"[bold red]error:[/] {exc}", soft_wrap=True)
         raise typer.Exit(2) from None
-    result = asyncio.run(_drive(loop, prompt, live=not as_json))
+    try:
+        result = asyncio.run(_drive(loop, prompt, live=not as_json))
+    finally:
+        if store is not None:
+            store.close()
     if as_json:
         sys.stdout.write(json.dumps(result.to_dict(), ensure_ascii=False, indent=2) + "\n")
     else:
         _show_result(result)
+        if store is not None:
+            out.print(f"[dim]trace recorded in {store.path} · minloop trace show {result.trace_id}[/]", soft_wrap=True)
     raise typer.Exit(EXIT_CODES.get(result.status, 1))
 
 

@@ -42,20 +42,35 @@ class TraceSink(Protocol):
 
 
 class Tracer:
-    """Fans events out to the run's sinks; costs one attribute check when there are none."""
+    """Fans events out to the run's sinks; costs one attribute check when there are none.
 
-    __slots__ = ("trace_id", "sinks", "redact")
+    Messages are redacted once each: a transcript only grows, so the redacted copy of a message
+    object already seen is reused (the memo keeps the object alive, so its id stays its own).
+    """
+
+    __slots__ = ("trace_id", "sinks", "redact", "_seen")
 
     def __init__(self, trace_id: str, sinks: Sequence[TraceSink] = (), redact: Any = None) -> None:
         self.trace_id = trace_id
         self.sinks = tuple(sinks)
         self.redact = redact
+        self._seen: dict[int, tuple[Any, Any]] = {}
 
     def emit(self, kind: EventKind, step: int, **data: Any) -> None:
         if not self.sinks:
             return
         if self.redact is not None:
+            messages = data.pop("messages", None)
             data = self.redact(data)
+            if messages is not None:
+                data["messages"] = [self._redacted(m) for m in messages]
         event = Event(kind, self.trace_id, step, time.time(), data)
         for sink in self.sinks:
             sink.emit(event)
+
+    def _redacted(self, message: Any) -> Any:
+        hit = self._seen.get(id(message))
+        if hit is None or hit[0] is not message:
+            hit = (message, self.redact(message))
+            self._seen[id(message)] = hit
+        return hit[1]

@@ -1,0 +1,376 @@
+"""The default trace store: one SQLite file, one small transaction per event.
+
+``SQLiteSink`` writes every ``Event`` of a run as it happens; ``TraceStore`` reads runs back as
+``Trace`` objects (the run's summary, its events, and its steps folded from them). The file is
+``$MINLOOP_TRACE_DB``, else ``$XDG_DATA_HOME/minloop/traces.db``, else
+``~/.local/share/minloop/traces.db`` (``default_path()``).
+
+The database is in WAL mode with ``synchronous=NORMAL``: each event is committed on its own, so
+a process killed mid-run (even by SIGKILL) leaves every event written so far readable. A power
+cut may lose the last few commits. Two tables::
+
+    events(id, trace_id, kind, step, time, data)   one row per event, data as JSON, indexed by trace_id
+    runs(trace_id, started, ended, status, ...)    one row per run, rewritten at run_start, step_end, run_end
+
+A run whose process died keeps ``status = 'running'``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Any, Self
+
+from ..exceptions import MinloopError
+from ..messages import Message
+from .events import Event
+
+__all__ = ["RunSummary", "SQLiteSink", "Trace", "TraceCall", "TraceStep", "TraceStore", "default_path"]
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS events (
+    id INTEGER PRIMARY KEY,
+    trace_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    step INTEGER NOT NULL,
+    time REAL NOT NULL,
+    data TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS events_by_trace ON events (trace_id, id);
+CREATE TABLE IF NOT EXISTS runs (
+    trace_id TEXT PRIMARY KEY,
+    started REAL NOT NULL,
+    ended REAL,
+    status TEXT NOT NULL,
+    model TEXT NOT NULL,
+    steps INTEGER NOT NULL,
+    prompt_tokens INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL,
+    duration REAL,
+    error TEXT,
+    prompt TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS runs_by_start ON runs (started);
+"""
+RUN_KINDS = frozenset({"run_start", "step_end", "run_end"})
+
+
+def default_path(env: Mapping[str, str] | None = None) -> Path:
+    """``$MINLOOP_TRACE_DB``, else ``$XDG_DATA_HOME/minloop/traces.db``, else ``~/.local/share/...``."""
+    env = os.environ if env is None else env
+    if env.get("MINLOOP_TRACE_DB"):
+        return Path(env["MINLOOP_TRACE_DB"]).expanduser()
+    data_home = Path(env["XDG_DATA_HOME"]) if env.get("XDG_DATA_HOME") else Path.home() / ".local" / "share"
+    return data_home / "minloop" / "traces.db"
+
+
+@dataclass(frozen=True, slots=True)
+class RunSummary:
+    """One line of ``minloop trace ls``. ``status`` is ``running`` until the run ends (or forever,
+    if its process died); ``duration`` is the time to the last completed step until then."""
+
+    trace_id: str
+    started: float
+    ended: float | None = None
+    status: str = "running"
+    model: str = ""
+    steps: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    duration: float | None = None
+    error: str | None = None
+    prompt: str = ""
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**{f.name: getattr(self, f.name) for f in fields(self)}, "total_tokens": self.total_tokens}
+
+
+RUN_FIELDS = tuple(f.name for f in fields(RunSummary))
+RUN_COLUMNS = ", ".join(RUN_FIELDS)
+UPSERT_RUN = (
+    f"INSERT INTO runs ({RUN_COLUMNS}) VALUES ({', '.join('?' * len(RUN_FIELDS))}) ON CONFLICT (trace_id) "
+    f"DO UPDATE SET {', '.join(f'{name} = excluded.{name}' for name in RUN_FIELDS[1:])}"
+)
+
+
+def advance(summary: RunSummary | None, event: Event) -> RunSummary:
+    """The run's summary after ``event`` (the same rule for the sink and for a trace read back)."""
+    s = summary or RunSummary(event.trace_id, event.time)
+    d = event.data
+    if event.kind == "run_start":
+        prompt = _prompt_text(d.get("messages"))
+        return replace(s, started=event.time, model=str(d.get("model", "")), prompt=prompt)
+    if event.kind == "step_end":
+        usage = d.get("usage") or {}
+        return replace(s, steps=event.step, duration=event.time - s.started,
+                       prompt_tokens=s.prompt_tokens + (usage.get("prompt_tokens") or 0),
+                       completion_tokens=s.completion_tokens + (usage.get("completion_tokens") or 0))
+    if event.kind == "run_end":
+        usage = d.get("usage") or {}
+        return replace(s, ended=event.time, status=str(d.get("status")), steps=d.get("steps", s.steps),
+                       duration=d.get("duration", s.duration), error=d.get("error"),
+                       prompt_tokens=usage.get("prompt_tokens", s.prompt_tokens),
+                       completion_tokens=usage.get("completion_tokens", s.completion_tokens))
+    return s
+
+
+def _prompt_text(messages: Any) -> str:
+    users = [m.get("content") for m in messages or () if isinstance(m, dict) and m.get("role") == "user"]
+    text = users[-1] if users else ""
+    return text if isinstance(text, str) else json.dumps(text, ensure_ascii=False)
+
+
+class SQLiteSink:
+    """A ``TraceSink`` writing to one SQLite file (``default_path()`` when ``path`` is None).
+
+    Thread-safe; one instance can serve many runs at once. ``close()`` it (or use ``with``).
+    """
+
+    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+        self.path = Path(path) if path is not None else default_path()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._conn = sqlite3.connect(self.path, check_same_thread=False)
+        self._conn.execute("PRAGMA busy_timeout=5000")  # other processes may be reading or writing
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=NORMAL")  # in WAL: a commit survives a crash, not a power cut
+        self._conn.executescript(SCHEMA)
+        self._lock = threading.Lock()
+        self._runs: dict[str, RunSummary] = {}  # runs in progress, by trace id
+
+    def emit(self, event: Event) -> None:
+        data = json.dumps(event.data, ensure_ascii=False, default=str)
+        with self._lock, self._conn:  # one transaction: the event and, if it moves the run, its summary
+            self._conn.execute(
+                "INSERT INTO events (trace_id, kind, step, time, data) VALUES (?, ?, ?, ?, ?)",
+                (event.trace_id, event.kind, event.step, event.time, data),
+            )
+            if event.kind in RUN_KINDS:
+                summary = advance(self._runs.get(event.trace_id), event)
+                if event.kind == "run_end":
+                    self._runs.pop(event.trace_id, None)
+                else:
+                    self._runs[event.trace_id] = summary
+                self._conn.execute(UPSERT_RUN, [getattr(summary, name) for name in RUN_FIELDS])
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+
+@dataclass(frozen=True, slots=True)
+class TraceCall:
+    """One tool call of a step and what it really returned (``content`` is None if it never did)."""
+
+    id: str
+    name: str
+    arguments: str
+    content: str | None = None
+    error: str | None = None
+    latency: float | None = None
+    rerouted_to: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TraceStep:
+    """One round as recorded. ``complete`` is True once its ``step_end`` was written."""
+
+    index: int
+    started: float
+    tool_choice: Any = "auto"
+    decayed: bool = False
+    offered: tuple[str, ...] = ()
+    request: tuple[Message, ...] = ()
+    response: Message | None = None
+    model_error: str | None = None
+    model_latency: float | None = None
+    usage: Mapping[str, Any] | None = None
+    calls: tuple[TraceCall, ...] = ()
+    tools_started: float | None = None
+    tool_latency: float | None = None
+    decision: str | None = None
+    valid: bool | None = None
+    complete: bool = False
+
+    @property
+    def errors(self) -> list[str]:
+        return [c.error for c in self.calls if c.error]
+
+
+@dataclass(frozen=True, slots=True)
+class Trace:
+    """A run read back: its summary, its raw events in order, and its steps."""
+
+    run: RunSummary
+    events: tuple[Event, ...]
+    steps: tuple[TraceStep, ...]
+
+    @property
+    def trace_id(self) -> str:
+        return self.run.trace_id
+
+    @property
+    def start(self) -> Mapping[str, Any]:
+        """The ``run_start`` data: model, tools, max_steps, messages."""
+        return next((e.data for e in self.events if e.kind == "run_start"), {})
+
+    @property
+    def end(self) -> Mapping[str, Any] | None:
+        """The ``run_end`` data (status, error, final_message, ...), or None if the run never ended."""
+        return next((e.data for e in self.events if e.kind == "run_end"), None)
+
+    @classmethod
+    def from_events(cls, events: Iterable[Event]) -> Trace:
+        events = tuple(events)
+        if not events:
+            raise MinloopError("a trace needs at least one event")
+        summary: RunSummary | None = None
+        for event in events:
+            summary = advance(summary, event)
+        assert summary is not None
+        groups: dict[int, list[Event]] = {}
+        for event in events:
+            if event.kind not in ("run_start", "run_end"):
+                groups.setdefault(event.step, []).append(event)
+        return cls(summary, events, tuple(fold_step(i, group) for i, group in sorted(groups.items())))
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready document: the run, the start and end data, and every step in full."""
+        start = dict(self.start)
+        return {
+            "run": self.run.to_dict(),
+            "tools": start.get("tools", []),
+            "max_steps": start.get("max_steps"),
+            "messages": start.get("messages", []),
+            "end": self.end,
+            "steps": [_step_dict(s) for s in self.steps],
+        }
+
+
+def fold_step(index: int, events: Sequence[Event]) -> TraceStep:
+    """One step's events (step_start ... step_end) folded into a ``TraceStep``."""
+    first: dict[str, Event] = {}
+    calls: list[dict[str, Any]] = []
+    results: dict[str, dict[str, Any]] = {}
+    for e in events:
+        if e.kind == "tool_call":
+            calls.append(e.data)
+            first.setdefault("tool_call", e)
+        elif e.kind == "tool_result":
+            results[str(e.data.get("call_id"))] = e.data
+        else:
+            first.setdefault(e.kind, e)
+    data = {kind: e.data for kind, e in first.items()}
+    request, response = data.get("model_request", {}), data.get("model_response", {})
+    end = data.get("step_end")
+    return TraceStep(
+        index=index,
+        started=events[0].time,
+        tool_choice=data.get("step_start", {}).get("tool_choice", request.get("tool_choice", "auto")),
+        decayed=bool(data.get("step_start", {}).get("decayed")),
+        offered=tuple(request.get("tools") or ()),
+        request=tuple(request.get("messages") or ()),
+        response=response.get("message"),
+        model_error=response.get("error"),
+        model_latency=response.get("latency"),
+        usage=response.get("usage"),
+        calls=tuple(_call(c, results.get(str(c.get("id")))) for c in calls),
+        tools_started=first["tool_call"].time if "tool_call" in first else None,
+        tool_latency=(end or {}).get("tool_latency"),
+        decision=(end or {}).get("decision"),
+        valid=(end or {}).get("valid"),
+        complete=end is not None,
+    )
+
+
+def _call(call: Mapping[str, Any], result: Mapping[str, Any] | None) -> TraceCall:
+    result = result or {}
+    return TraceCall(
+        id=str(call.get("id")), name=str(call.get("name")), arguments=str(call.get("arguments")),
+        content=result.get("content"), error=result.get("error"), latency=result.get("latency"),
+        rerouted_to=result.get("rerouted_to"),
+    )
+
+
+def _step_dict(step: TraceStep) -> dict[str, Any]:
+    out = {f.name: getattr(step, f.name) for f in fields(step) if f.name != "calls"}
+    out["calls"] = [{f.name: getattr(c, f.name) for f in fields(c)} for c in step.calls]
+    return out
+
+
+class TraceStore:
+    """Reads a trace database: ``runs()`` for listings, ``trace(ref)`` for one run.
+
+    ``ref`` is a full trace id, a unique prefix of one, or ``last`` (the most recent run).
+    """
+
+    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+        self.path = Path(path) if path is not None else default_path()
+        if not self.path.is_file():
+            raise MinloopError(f"no trace database at {self.path} (runs record there unless --no-trace)")
+        self._conn = sqlite3.connect(self.path.resolve().as_uri() + "?mode=rw", uri=True)
+        self._conn.execute("PRAGMA busy_timeout=5000")
+        tables = {row[0] for row in self._conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if not {"events", "runs"} <= tables:
+            self._conn.close()
+            raise MinloopError(f"{self.path} is not a minloop trace database")
+
+    def runs(self, *, status: str | None = None, limit: int = 20) -> list[RunSummary]:
+        """The most recent runs first, optionally only those with ``status``."""
+        where, args = ("WHERE status = ?", [status]) if status else ("", [])
+        query = f"SELECT {RUN_COLUMNS} FROM runs {where} ORDER BY started DESC, rowid DESC LIMIT ?"
+        rows = self._conn.execute(query, [*args, limit]).fetchall()
+        return [RunSummary(*row) for row in rows]
+
+    def resolve(self, ref: str) -> str:
+        if ref == "last":
+            query = "SELECT trace_id FROM runs ORDER BY started DESC, rowid DESC LIMIT 1"
+            row = self._conn.execute(query).fetchone()
+            if row is None:
+                raise MinloopError(f"no runs in {self.path}")
+            return str(row[0])
+        escaped = ref.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        found = [r[0] for r in self._conn.execute(
+            "SELECT DISTINCT trace_id FROM runs WHERE trace_id = ? OR trace_id LIKE ? ESCAPE '\\' LIMIT 6",
+            (ref, escaped + "%"),
+        )]
+        if ref in found:
+            return ref
+        if len(found) == 1:
+            return str(found[0])
+        if not found:
+            raise MinloopError(f"no trace {ref!r} in {self.path}")
+        raise MinloopError(f"{ref!r} matches several traces: {', '.join(found[:5])}")
+
+    def events(self, trace_id: str) -> list[Event]:
+        rows = self._conn.execute(
+            "SELECT kind, trace_id, step, time, data FROM events WHERE trace_id = ? ORDER BY id", (trace_id,)
+        ).fetchall()
+        return [Event(kind, tid, step, time, json.loads(data)) for kind, tid, step, time, data in rows]
+
+    def trace(self, ref: str) -> Trace:
+        trace_id = self.resolve(ref)
+        return Trace.from_events(self.events(trace_id))
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
