@@ -94,3 +94,41 @@ def test_unreachable_endpoint_is_a_model_error() -> None:
     code, output = invoke("run", "x", "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--json")
     doc = json.loads(output)
     assert code == 1 and doc["status"] == "model_error" and "cannot reach" in doc["error"]
+
+
+def test_tools_needing_approval_are_denied_without_a_terminal_and_run_with_yes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "danger_tools.py").write_text(
+        "from minloop import tool\n\n@tool(needs_approval=True)\ndef wipe(target: str) -> str:\n"
+        "    '''Delete everything.'''\n    return 'wiped ' + target\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    codes = []
+    for extra in ([], ["--yes"]):
+        script = [reply(None, call("wipe", {"target": "disk"}, id="c1")), reply("ok")]
+        with ChatServer(script) as server:
+            code, output = invoke("run", "wipe it", "--model", "m", "--base-url", server.base_url, "--no-builtin",
+                                  "--tools", "danger_tools:wipe", "--json", *extra)
+        doc = json.loads(output[output.index("{"):])
+        codes.append(json.loads(doc["messages"][2]["content"]).get("code", "ran"))
+    assert codes == ["ERR_TOOL_DENIED", "ran"]
+    sys.modules.pop("danger_tools", None)
+
+
+def test_live_view_shows_what_the_context_policy_did(capsys: pytest.CaptureFixture[str]) -> None:
+    from minloop import Step
+    from minloop.cli import _show_step
+    from minloop.context import ContextReport
+
+    report = ContextReport("summary", window=4096, tokens_before=3900, tokens_after=1200, rounds_summarised=4, results_shrunk=1)
+    _show_step(Step(index=6, decision="answer", message={"role": "assistant", "content": "ok"}, context=report))
+    shown = " ".join(capsys.readouterr().out.split())
+    assert "context summary: 4 round(s) summarised, 1 result(s) shrunk, 3900 -> 1200 of 4096 tokens" in shown
+
+
+def test_doctor_command_is_registered(tmp_path: Path) -> None:
+    bad = tmp_path / "t.json"
+    bad.write_text(json.dumps([{"role": "user", "content": "x"}, {"role": "tool", "tool_call_id": "c", "content": "{}"}]))
+    code, output = invoke("doctor", str(bad))
+    assert code == 1 and "orphan_tool_result" in output

@@ -8,6 +8,7 @@ import json
 import sqlite3
 import sys
 from pathlib import Path
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
 import typer
@@ -20,12 +21,16 @@ from .loop import Loop
 from .models.base import Model
 from .result import RunResult, Step
 from .tools import Tool, tool
+from .context import ContextPolicy
+from .doctor import doctor_command
+from .messages import ToolCall
 from .trace.cli import replay, trace_app
 from .trace.sqlite import SQLiteSink
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="The minimal agent loop.")
 app.add_typer(trace_app, name="trace")
 app.command("replay")(replay)
+app.command("doctor")(doctor_command)
 out = Console()
 err = Console(stderr=True)
 EXIT_CODES = {"success": 0}
@@ -52,13 +57,19 @@ def run(
     trace_db: Annotated[Path | None, typer.Option(help="Record the trace here (default: $MINLOOP_TRACE_DB, else "
                                                         "~/.local/share/minloop/traces.db).")] = None,
     no_trace: Annotated[bool, typer.Option("--no-trace", help="Do not record the trace.")] = False,
+    time_budget: Annotated[float | None, typer.Option(min=0.001, help="Seconds the whole run may take.")] = None,
+    window: Annotated[int | None, typer.Option(help="Token window for the context policy (default: the "
+                                                    "embedded model's own; remote models: none).")] = None,
+    yes: Annotated[bool, typer.Option("--yes", help="Approve every call to a tool that needs approval.")] = False,
 ) -> None:
     """Run one agent loop and show each step as it happens; the trace is recorded for `minloop trace`."""
     try:
         chosen = _model(model, base_url, api_key_env, gguf)
         toolset = _tools(tools or [], builtin, root)
         store = None if no_trace else SQLiteSink(trace_db)
-        loop = Loop(chosen, toolset, max_steps=max_steps, sinks=[store] if store else [])
+        window = window or getattr(chosen, "context_window", None)
+        loop = Loop(chosen, toolset, max_steps=max_steps, sinks=[store] if store else [], time_budget=time_budget,
+                    approve=_approver(yes), context=ContextPolicy(window=window) if window else None)
     except (MinloopError, OSError, sqlite3.Error) as exc:
         err.print(f"[bold red]error:[/] {exc}", soft_wrap=True)
         raise typer.Exit(2) from None
@@ -131,6 +142,21 @@ def load_tools(spec: str) -> list[Tool]:
     return [i if isinstance(i, Tool) else tool(i) for i in items]
 
 
+def _approver(yes: bool) -> Callable[[ToolCall], Awaitable[bool]]:
+    """Ask y/N on the terminal for each call needing approval; deny when nobody can answer."""
+
+    async def approve(call: ToolCall) -> bool:
+        if yes:
+            return True
+        if not sys.stdin.isatty():
+            err.print(f"[yellow]denied[/] {call.name}: it needs approval and stdin is not a terminal (use --yes)")
+            return False
+        question = f"Allow {call.name}({call.arguments})?"
+        return bool(await asyncio.to_thread(typer.confirm, question, default=False, err=True))
+
+    return approve
+
+
 def _show_step(step: Step) -> None:
     usage = step.usage
     head = Text.assemble((f"step {step.index} ", "bold"), (step.decision, "cyan"))
@@ -140,6 +166,10 @@ def _show_step(step: Step) -> None:
     if step.control and step.control.startswith("Answer the user directly"):
         head.append("  [decay: tools off]", "yellow")
     out.print(head)
+    ctx = step.context
+    if ctx is not None and ctx.mode != "full":
+        out.print(Text(f"  context {ctx.mode}: {ctx.rounds_summarised} round(s) summarised, {ctx.results_shrunk} "
+                       f"result(s) shrunk, {ctx.tokens_before} -> {ctx.tokens_after} of {ctx.window} tokens", "yellow"))
     for call, result in zip(step.tool_calls, step.results, strict=True):
         out.print(Text.assemble("  → ", (call.name, "bold green"), f"({call.arguments})"))
         body = json.loads(result.content)
