@@ -7,20 +7,11 @@ from pathlib import Path
 
 from minloop import Controls, Loop, ModelError, tool
 from minloop.decision import CONTROL_TEXT
-from minloop.testing import ChatServer, FunctionModel, ScriptedModel, call, reply
-from minloop.trace import Event
+from minloop.testing import ChatServer, FunctionModel, RecordingSink, ScriptedModel, call, reply
 from minloop.trace.replay import Divergence, first_divergence, replay_sync
 from minloop.trace.sqlite import SQLiteSink, Trace, TraceStore
 
 from .conftest import masked
-
-
-class ListSink:
-    def __init__(self) -> None:
-        self.events: list[Event] = []
-
-    def emit(self, event: Event) -> None:
-        self.events.append(event)
 
 
 @tool
@@ -36,7 +27,7 @@ def add_off_by_one(a: int, b: int) -> int:
 
 
 def recorded(turns: list[object], tools: list[object], **options: object) -> tuple[Trace, object]:
-    sink = ListSink()
+    sink = RecordingSink()
     with ScriptedModel(turns) as model:  # type: ignore[arg-type]
         result = Loop(model, tools, sinks=[sink], **options).run_sync("2 + 3?")  # type: ignore[arg-type]
     return Trace.from_events(sink.events), result
@@ -94,7 +85,7 @@ def test_a_recorded_model_failure_replays_as_a_failure() -> None:
     def broken(request: object) -> str:
         raise ModelError("endpoint down")
 
-    sink = ListSink()
+    sink = RecordingSink()
     Loop(FunctionModel(broken), sinks=[sink]).run_sync("hi")
     report = replay_sync(Trace.from_events(sink.events))
     assert report.reproduced

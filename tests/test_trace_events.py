@@ -5,17 +5,8 @@ from __future__ import annotations
 import json
 
 from minloop import Loop, tool
-from minloop.trace import Event
 from minloop.trace.redact import REDACTED, Redactor
-from minloop.testing import ScriptedModel, call, reply
-
-
-class ListSink:
-    def __init__(self) -> None:
-        self.events: list[Event] = []
-
-    def emit(self, event: Event) -> None:
-        self.events.append(event)
+from minloop.testing import RecordingSink, ScriptedModel, call, reply
 
 
 @tool
@@ -25,7 +16,7 @@ def login(user: str, password: str) -> dict[str, str]:
 
 
 def test_events_follow_the_four_steps() -> None:
-    sink = ListSink()
+    sink = RecordingSink()
     model = ScriptedModel([reply(None, call("login", {"user": "ann", "password": "hunter2"}), call("nope")), "done"])
     with model:
         result = Loop(model, [login], sinks=[sink]).run_sync("log me in")
@@ -44,7 +35,7 @@ def test_events_follow_the_four_steps() -> None:
 
 
 def test_secrets_never_reach_a_sink() -> None:
-    sink = ListSink()
+    sink = RecordingSink()
     model = ScriptedModel([reply(None, call("login", {"user": "ann", "password": "hunter2"})), "Bearer abc.def-123 ok"])
     with model:
         result = Loop(model, [login], sinks=[sink], redact=Redactor(fields=["user"])).run_sync("key sk-test-1234567890abcd")

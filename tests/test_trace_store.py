@@ -18,19 +18,10 @@ import pytest
 
 from minloop import Loop, MinloopError, ModelError, tool
 from minloop.decision import CONTROL_TEXT
-from minloop.testing import FunctionModel, ScriptedModel, call, reply
-from minloop.trace import Event
+from minloop.testing import FunctionModel, RecordingSink, ScriptedModel, call, reply
 from minloop.trace.sqlite import RunSummary, SQLiteSink, TraceCall, TraceStep, TraceStore, default_path
 
 from .conftest import TID, content, masked
-
-
-class ListSink:
-    def __init__(self) -> None:
-        self.events: list[Event] = []
-
-    def emit(self, event: Event) -> None:
-        self.events.append(event)
 
 
 @tool
@@ -54,7 +45,7 @@ def test_default_path_prefers_the_variable_then_xdg_then_home() -> None:
 
 
 def test_every_event_is_stored_and_read_back_unchanged(tmp_path: Path) -> None:
-    seen = ListSink()
+    seen = RecordingSink()
     model = ScriptedModel([reply(None, call("add", {"a": 2, "b": 3}), call("nope")), "5"])
     with model, SQLiteSink(tmp_path / "t.db") as sink:
         result = Loop(model, [add], sinks=[seen, sink]).run_sync("2 + 3?")

@@ -27,11 +27,13 @@ from .faults import (
     unserializable_tool,
 )
 from .server import ChatServer, Fault, completion
+from .sinks import RecordingSink
 
 __all__ = [
     "ChatServer",
     "Fault",
     "FunctionModel",
+    "RecordingSink",
     "ScriptedModel",
     "blank_model",
     "call",
