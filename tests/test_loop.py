@@ -246,3 +246,22 @@ def test_scripted_model_fails_loudly() -> None:
     with pytest.raises(ScriptError, match="1 scripted turn\\(s\\) were never used"):
         with ScriptedModel(["a", "b"]) as unused:
             Loop(unused, []).run_sync("x")
+
+
+def test_s23_optional_conclusion_check() -> None:
+    from minloop.decision import UNFINISHED_TEXT
+
+    def concluded(text: str) -> bool:
+        return not text.rstrip().endswith("...")
+
+    model = ScriptedModel(["Let me check that...", "It is 4."])
+    with model:
+        result = Loop(model, [add], controls=Controls(answer_check=concluded)).run_sync("2+2?")
+    assert result.status == "success" and result.output == "It is 4."
+    assert [s.decision for s in result.steps] == ["unfinished", "answer"]
+    assert result.messages == [
+        {"role": "user", "content": "2+2?"},
+        {"role": "assistant", "content": "Let me check that..."},
+        {"role": "assistant", "content": "It is 4."},
+    ]
+    assert model.requests[1].messages[-1] == {"role": "system", "content": UNFINISHED_TEXT}

@@ -1,6 +1,6 @@
 """The decision step (S8, S9, S10, S18): what did the model ask for, and what do we tell it next.
 
-* ``decide`` turns an assistant message into ``Answer | CallTools | Blank``. ``tool_calls`` of
+* ``decide`` turns an assistant message into ``Answer | CallTools | Blank | Unfinished``. ``tool_calls`` of
   ``None`` and ``[]`` both mean "no call" (S8); a non-empty list is a call even when the model
   also sent text (S2).
 * A round is *invalid* when the reply is blank (no text, no calls) or when every call in it
@@ -11,6 +11,9 @@
   (default 2: a retry is allowed) in a run. A further identical call is not executed; the
   model reads ``ERR_TOOL_REPEATED`` and the next call is sent with tools off, as after decay,
   so the loop ends with an answer instead of burning ``max_steps``.
+* Conclusion check (S23, optional): text without calls is not always a final answer ("Let me
+  check..."). With ``Controls(answer_check=...)``, a reply the check rejects is kept in the
+  transcript as ``Unfinished``, counts as an invalid round, and the next call says so.
 * Decision decay (S10): after ``decay_after`` consecutive invalid rounds, the next model call
   gets ``tool_choice="none"`` and an instruction to answer directly, so the loop converges.
 * Control message (S18): after tool results are injected, the next call carries a message
@@ -21,7 +24,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
@@ -30,7 +33,7 @@ from .execute import MAX_RESULT_CHARS, ToolResult
 from .messages import Message, ResultRole, ToolCall, tool_calls_of
 from .tools import Tool
 
-__all__ = ["Answer", "Blank", "CallTools", "Controls", "Decision", "decide", "is_valid_round"]
+__all__ = ["Answer", "Blank", "CallTools", "Controls", "Decision", "Unfinished", "decide", "is_valid_round"]
 
 CONTROL_TEXT = (
     "Use the tool results above. If they answer the question, give the user the final answer; "
@@ -38,6 +41,10 @@ CONTROL_TEXT = (
     "to clarify."
 )
 DECAY_TEXT = "Answer the user directly now, without calling any tools."
+UNFINISHED_TEXT = (
+    "Your last reply did not answer the request. Give the final answer now, or call a tool if "
+    "information is missing."
+)
 MODEL_FAULTS = frozenset({"ERR_TOOL_UNKNOWN", "ERR_TOOL_ARGS_INVALID", "ERR_TOOL_REPEATED"})
 
 
@@ -54,6 +61,8 @@ class Controls:
     fallback: Tool = field(default=ask_for_clarification)
     repeat_limit: int = 2
     max_result_chars: int = MAX_RESULT_CHARS
+    answer_check: Callable[[str], bool] | None = None
+    unfinished_text: str = UNFINISHED_TEXT
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,10 +81,17 @@ class Blank:
     message: Message
 
 
-Decision: TypeAlias = Answer | CallTools | Blank
+@dataclass(frozen=True, slots=True)
+class Unfinished:
+    """Text the conclusion check (S23) did not accept as a final answer."""
+
+    message: Message
 
 
-def decide(message: Message, step: int = 1) -> Decision:
+Decision: TypeAlias = Answer | CallTools | Blank | Unfinished
+
+
+def decide(message: Message, step: int = 1, answer_check: Callable[[str], bool] | None = None) -> Decision:
     """Classify the model's reply; calls get unique ids if the model left them out."""
     raw_calls = tool_calls_of(message)
     if raw_calls:
@@ -84,7 +100,8 @@ def decide(message: Message, step: int = 1) -> Decision:
             return CallTools(_clean_assistant(message, calls), calls)
     content = message.get("content")
     if isinstance(content, str) and content.strip():
-        return Answer({"role": "assistant", "content": content})
+        answer = {"role": "assistant", "content": content}
+        return Answer(answer) if answer_check is None or answer_check(content) else Unfinished(answer)
     return Blank(message)
 
 
@@ -92,15 +109,17 @@ def is_valid_round(decision: Decision, results: Sequence[ToolResult]) -> bool:
     match decision:
         case Answer():
             return True
-        case Blank():
+        case Blank() | Unfinished():
             return False
         case CallTools():
             return any(r.error not in MODEL_FAULTS for r in results)
 
 
-def control_message(controls: Controls, *, decayed: bool, after_tools: bool) -> Message | None:
+def control_message(controls: Controls, *, decayed: bool, after_tools: bool, unfinished: bool = False) -> Message | None:
     if decayed:
         return {"role": controls.control_role, "content": controls.decay_text}
+    if unfinished:
+        return {"role": controls.control_role, "content": controls.unfinished_text}
     if after_tools and controls.control_message:
         return {"role": controls.control_role, "content": controls.control_text}
     return None

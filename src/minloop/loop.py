@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, assert_never
 
 from .context import ContextOverflowError, ContextReport, Policy, calibrate, counter_for
-from .decision import Answer, Blank, CallTools, Controls, Decision, control_message, decide, is_valid_round
+from .decision import Answer, Blank, CallTools, Controls, Decision, Unfinished, control_message, decide, is_valid_round
 from .exceptions import MinloopError, ModelError, ToolDefinitionError
 from .execute import Approver, ExecContext, ToolResult, execute_calls
 from .messages import Message, check_transcript, normalize_input
@@ -105,7 +105,7 @@ class Loop:
             async with budget:
                 request, control, report = self.receive(state)
                 response, latency = await self.call_model(request, state)
-                decision = decide(response.message, state.index)
+                decision = decide(response.message, state.index, self.controls.answer_check)
                 results = await self.execute(decision, state)
         except ContextOverflowError as exc:
             return Stop("context_overflow", str(exc))
@@ -119,7 +119,7 @@ class Loop:
         match decision:
             case Answer(message):
                 return Final(message)
-            case CallTools() | Blank():
+            case CallTools() | Blank() | Unfinished():
                 return Continue()
             case _:
                 assert_never(decision)
@@ -127,8 +127,9 @@ class Loop:
     def receive(self, state: RunState) -> tuple[ModelRequest, str | None, ContextReport | None]:
         check_transcript(state.messages)
         decayed = 0 < self.controls.decay_after <= state.invalid_streak
+        last = state.steps[-1].decision if state.steps else None
         after_tools = state.messages[-1]["role"] in ("tool", "function")
-        control = control_message(self.controls, decayed=decayed, after_tools=after_tools)
+        control = control_message(self.controls, decayed=decayed, after_tools=after_tools, unfinished=last == "unfinished")
         sent, report = self.fit(state)
         messages = sent if control is None else [*sent, control]
         choice = "none" if decayed else self._tool_choice(state)
@@ -194,7 +195,7 @@ class Loop:
         if any(r.error == "ERR_TOOL_REPEATED" for r in results):
             state.invalid_streak = max(state.invalid_streak, self.controls.decay_after)
         state.tool_rounds += bool(results)
-        kind = {Answer: "answer", CallTools: "tool_calls", Blank: "blank"}[type(decision)]
+        kind = {Answer: "answer", CallTools: "tool_calls", Blank: "blank", Unfinished: "unfinished"}[type(decision)]
         step = Step(
             index=state.index, decision=kind, message=decision.message,  # type: ignore[arg-type]
             tool_calls=getattr(decision, "calls", ()), results=tuple(results),

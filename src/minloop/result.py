@@ -19,7 +19,7 @@ the cause). ``timeout``: the run's ``time_budget`` ran out. ``cancelled``: the t
 run was cancelled. ``context_overflow``: the messages cannot fit the model's window, even after
 the context policy did what it could."""
 
-DecisionKind: TypeAlias = Literal["answer", "tool_calls", "blank"]
+DecisionKind: TypeAlias = Literal["answer", "tool_calls", "blank", "unfinished"]
 
 
 @dataclass(frozen=True, slots=True)
