@@ -107,3 +107,17 @@ def test_tools_off_gives_a_plain_answer(local: LocalModel) -> None:
     response = asyncio.run(local.call(ModelRequest([{"role": "user", "content": "Say hello."}], [calculator.spec()], "none")))
     assert isinstance(response.message["content"], str) and response.message["content"]
     assert "tool_calls" not in response.message
+
+
+@pytest.mark.local_model
+def test_relevance_gate_turns_tools_off_below_its_threshold(local: LocalModel) -> None:
+    import asyncio
+
+    request = ModelRequest([{"role": "user", "content": "What is 1234 * 5678?"}], [calculator.spec()], "auto")
+    relevance = local.relevance(request)
+    assert 0.0 <= relevance <= 1.0
+    closed = LocalModel(gate=1.01, max_tokens=24)  # nothing clears it: the first step must answer
+    response = asyncio.run(closed.call(request))
+    assert "tool_calls" not in response.message and response.message["content"]
+    opened = LocalModel(gate=0.0, max_tokens=48)  # everything clears it: the decision is the model's own
+    assert asyncio.run(opened.call(request)).message["tool_calls"][0]["function"]["name"] == "calculator"

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import os
 import threading
 import urllib.request
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +51,7 @@ class LocalModel:
         max_tokens: int = 384,
         seed: int = 0,
         constrain: bool = True,
+        gate: float | None = None,
     ) -> None:
         self.path = check_gguf(Path(path)) if path is not None else None
         self.model = model
@@ -57,6 +60,7 @@ class LocalModel:
         self.threads = threads or os.cpu_count() or 1
         self.sampling = {"temperature": temperature, "max_tokens": max_tokens, "seed": seed}
         self.constrain = constrain
+        self.gate = gate
 
     @property
     def context_window(self) -> int:
@@ -76,10 +80,23 @@ class LocalModel:
     async def call(self, request: ModelRequest) -> ModelResponse:
         ensure_not_in_tool(self.name)
         server, lock = self._server()
+        if self._gated(request):
+            relevant = await asyncio.to_thread(_relevance, server, lock, self.body(request))
+            request = replace(request, tool_choice="auto" if relevant >= self.gate else "none")
         body = self.body(request)
         prefix = f"call_{sum(m.get('role') == 'assistant' for m in request.messages) + 1}"
         reply = await asyncio.to_thread(_complete, server, lock, body)
         return _response(reply, prefix, constrained="json_schema" in body)
+
+    def relevance(self, request: ModelRequest) -> float:
+        """The model's probability that one of the tools serves the user's last message."""
+        server, lock = self._server()
+        return _relevance(server, lock, self.body(request))
+
+    def _gated(self, request: ModelRequest) -> bool:
+        """The relevance gate decides a new request's first step: call a tool, or answer."""
+        last = request.messages[-1] if request.messages else {}
+        return self.gate is not None and bool(request.tools) and request.tool_choice == "auto" and last.get("role") == "user"
 
     def body(self, request: ModelRequest) -> dict[str, Any]:
         """The runtime's chat-completion request for a ``ModelRequest``."""
@@ -145,6 +162,33 @@ def _post(server: Any, path: str, body: dict[str, Any]) -> dict[str, Any]:
     )
     with urllib.request.urlopen(request, timeout=30) as response:
         return json.loads(response.read())
+
+
+RELEVANCE_QUESTION = (
+    'Which function fits the user\'s request? Reply with the function name, or "none" if no function fits.'
+)
+
+
+def _relevance(server: Any, lock: threading.Lock, body: dict[str, Any]) -> float:
+    """1 - P("none") when the model names the function that fits the request (or "none").
+
+    The question goes after the conversation and the reply is constrained to the tool names and
+    "none"; the probability is read from the first token of the name. The decision call that
+    follows reuses the whole conversation prefix from the KV cache.
+    """
+    names = [t["function"]["name"] for t in body.get("tools") or []]
+    probe = {k: v for k, v in body.items() if k != "json_schema"}
+    probe.update(
+        messages=[*body["messages"], {"role": "system", "content": RELEVANCE_QUESTION}],
+        json_schema={"enum": [*names, "none"]}, max_tokens=3, logprobs=True, top_logprobs=20,
+    )
+    reply = _complete(server, lock, probe)
+    tokens = (reply["choices"][0].get("logprobs") or {}).get("content") or []
+    first = tokens[1] if len(tokens) > 1 else (tokens[0] if tokens else {})  # tokens[0] is the quote
+    mass = {str(o.get("token", "")): math.exp(float(o.get("logprob", -99))) for o in first.get("top_logprobs") or []}
+    total = sum(mass.values())
+    none = sum(v for k, v in mass.items() if k.strip().lower().startswith("non"))
+    return 1.0 - none / total if total else 1.0
 
 
 def _with_instruction(messages: list[Message]) -> list[Message]:
