@@ -18,10 +18,7 @@ from minloop.context import ContextPolicy, WindowPolicy
 from minloop.models.local import LocalModel
 
 CITIES = ["Beijing", "Paris", "Oslo", "Lima", "Cairo", "Delhi", "Tokyo"]
-NOISE = {  # ~2 KB of fields the question never needs, as real APIs send them
-    f"station_note_{i}": "sensor calibrated at dawn, humidity logged hourly, wind gusts recorded near the river bank"
-    for i in range(20)
-}
+NOISE = {f"debug_field_{i}": "0123456789abcdef" * 8 for i in range(14)}
 
 
 def weather(city: str) -> dict[str, object]:
