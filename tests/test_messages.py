@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from minloop import TranscriptError, check_transcript
-from minloop.messages import normalize_input, tool_calls_of
+from minloop.messages import TranscriptChecker, normalize_input, tool_calls_of
 
 CALL = {"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Beijing"}'}}
 ASK = {"role": "assistant", "content": None, "tool_calls": [CALL]}
@@ -77,3 +77,37 @@ def test_bad_tool_calls_shape_is_named() -> None:
     bad = {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "function": {"name": "f", "arguments": {}}}]}
     assert rule_of([USER, bad]) == (1, "bad_tool_calls")
     assert rule_of([USER, {"role": "assistant", "tool_calls": "f()"}]) == (1, "bad_tool_calls")
+
+
+def verdict(check: object, messages: list) -> tuple[int | None, str] | None:
+    try:
+        check(messages)  # type: ignore[operator]
+    except TranscriptError as exc:
+        return exc.index, exc.rule
+    return None
+
+
+def test_incremental_checker_agrees_with_check_transcript_on_every_prefix() -> None:
+    status = {"role": "system", "content": "tool executed"}
+    transcripts = [
+        [{"role": "system", "content": "be brief"}, USER, ASK, RESULT, {"role": "assistant", "content": "Sunny"}],
+        [USER, ASK, status, RESULT],
+        [USER, ASK, RESULT, RESULT],
+        [USER, ASK, {**RESULT, "tool_call_id": "c9"}],
+        [USER, ASK, RESULT, USER, RESULT],
+        [{"role": "system", "content": "hi"}, USER, {"role": "robot", "content": "x"}],
+    ]
+    for messages in transcripts:
+        checker, grown = TranscriptChecker(), []
+        for message in messages:  # the list grows in place, as a run's transcript does
+            grown.append(message)
+            assert verdict(checker, grown) == verdict(check_transcript, grown), grown
+
+
+def test_incremental_checker_rewalks_a_rewritten_list() -> None:
+    checker = TranscriptChecker()
+    messages = [USER, ASK, RESULT]
+    checker(messages)
+    messages[2] = {**RESULT, "tool_call_id": "c9"}  # replaced in place: same length
+    assert verdict(checker, messages) == (2, "tool_call_id_mismatch")
+    assert verdict(checker, [USER]) is None  # shorter: walked again from the start

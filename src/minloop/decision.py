@@ -28,7 +28,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
-from .builtins.clarify import ask_for_clarification
 from .execute import MAX_RESULT_CHARS, ToolResult
 from .messages import Message, ResultRole, ToolCall, tool_calls_of
 from .tools import Tool
@@ -58,11 +57,18 @@ class Controls:
     control_text: str = CONTROL_TEXT
     decay_text: str = DECAY_TEXT
     result_role: ResultRole = "tool"
-    fallback: Tool = field(default=ask_for_clarification)
+    fallback: Tool = field(default_factory=lambda: _default_fallback())
     repeat_limit: int = 2
     max_result_chars: int = MAX_RESULT_CHARS
     answer_check: Callable[[str], bool] | None = None
     unfinished_text: str = UNFINISHED_TEXT
+
+
+def _default_fallback() -> Tool:
+    """``ask_for_clarification``, imported on first use so ``import minloop`` builds no tool."""
+    from .builtins.clarify import ask_for_clarification
+
+    return ask_for_clarification
 
 
 @dataclass(frozen=True, slots=True)

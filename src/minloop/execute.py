@@ -99,7 +99,8 @@ async def execute_call(call: ToolCall, ctx: ExecContext) -> ToolResult:
     tool = ctx.tools.get(call.name)
     if tool is None:
         return await _reroute(call, ctx, start)
-    ctx.log.info("tool call %s %s id=%s", call.name, _scrub(ctx, call.arguments)[:200], call.id)
+    if ctx.log.isEnabledFor(20):
+        ctx.log.info("tool call %s %s id=%s", call.name, _scrub(ctx, call.arguments)[:200], call.id)
     try:
         args = parse_arguments(tool, call.arguments)
         _check_repeat(call, ctx)

@@ -10,6 +10,7 @@ made per run, so one ``Loop`` serves any number of concurrent runs (S26).
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -125,7 +126,7 @@ class Loop:
                 assert_never(decision)
 
     def receive(self, state: RunState) -> tuple[ModelRequest, str | None, ContextReport | None]:
-        check_transcript(state.messages)
+        state.check(state.messages)
         decayed = 0 < self.controls.decay_after <= state.invalid_streak
         last = state.steps[-1].decision if state.steps else None
         after_tools = state.messages[-1]["role"] in ("tool", "function")
@@ -134,10 +135,11 @@ class Loop:
         messages = sent if control is None else [*sent, control]
         choice = "none" if decayed else self._tool_choice(state)
         state.log.info("step %d start: %d messages, tool_choice=%s", state.index, len(messages), choice)
-        state.log.debug("step %d input: %.300s", state.index, self._scrub(messages[-1].get("content")))
+        if state.log.isEnabledFor(logging.DEBUG):
+            state.log.debug("step %d input: %.300s", state.index, self._scrub(messages[-1].get("content")))
         state.tracer.emit("step_start", state.index, tool_choice=choice, decayed=decayed)
         state.tracer.emit("model_request", state.index, messages=messages, tools=list(self.registry),
-                          tool_choice=choice, context=asdict(report) if report else None)
+                          tool_choice=choice, context=report)
         return ModelRequest(messages, self.specs, choice), (control or {}).get("content"), report
 
     def fit(self, state: RunState) -> tuple[list[Message], ContextReport | None]:
@@ -160,7 +162,7 @@ class Loop:
         latency = time.perf_counter() - started
         if self.context is not None and response.usage.prompt_tokens:
             state.token_ratio = calibrate(self.specs, request.messages, response.usage.prompt_tokens)
-        state.tracer.emit("model_response", state.index, message=response.message, usage=asdict(response.usage), latency=latency)
+        state.tracer.emit("model_response", state.index, message=response.message, usage=response.usage, latency=latency)
         return response, latency
 
     async def execute(self, decision: Decision, state: RunState) -> list[ToolResult]:
@@ -178,7 +180,7 @@ class Loop:
             results = await execute_calls(decision.calls, ctx)
         finally:
             current_trace_id.reset(token)
-        for r in results:
+        for r in results if state.tracer.sinks else ():
             state.tracer.emit("tool_result", state.index, **asdict(r))
         return results
 
@@ -204,7 +206,7 @@ class Loop:
         )
         state.steps.append(step)
         state.tracer.emit("step_end", step.index, decision=kind, valid=valid, model_latency=latency,
-                          tool_latency=step.tool_latency, usage=asdict(step.usage))
+                          tool_latency=step.tool_latency, usage=step.usage)
         errors = f" {[c.name for c in step.tool_calls]} errors={step.errors}" if results else ""
         state.log.info("step %d end: %s%s, %.1fms model", step.index, kind, errors, latency * 1000)
 

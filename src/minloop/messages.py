@@ -19,6 +19,7 @@ __all__ = [
     "Message",
     "ResultRole",
     "ToolCall",
+    "TranscriptChecker",
     "check_transcript",
     "normalize_input",
     "tool_calls_of",
@@ -109,6 +110,34 @@ def transcript_problems(messages: Any) -> list[tuple[int | None, str, str]]:
     if not walk.has_user:
         walk.add(None, "no_user_message", "at least one user message is required")
     return walk.problems
+
+
+class TranscriptChecker:
+    """``check_transcript`` for a transcript that only grows, as a run's does: each call walks
+    just the messages appended since the last one (a list that shrank, or whose last checked
+    message was replaced, is walked again from the start), so checking every step costs O(new messages), not O(transcript)."""
+
+    __slots__ = ("_walk", "_count", "_last")
+
+    def __init__(self) -> None:
+        self._walk, self._count, self._last = _Walk(), 0, None
+
+    def __call__(self, messages: list[Message]) -> None:
+        count = len(messages)
+        if count < self._count or (self._count and messages[self._count - 1] is not self._last):
+            self.__init__()  # type: ignore[misc]
+        walk = self._walk
+        for i in range(self._count, count):
+            walk.message(i, messages[i])
+        self._count, self._last = count, messages[-1] if messages else None
+        if not walk.problems and walk.pending:
+            walk.close(None)
+        if not walk.problems and not walk.has_user:
+            walk.add(None, "no_user_message", "at least one user message is required")
+        if walk.problems:
+            problem = walk.problems[0]
+            self.__init__()  # type: ignore[misc]
+            raise TranscriptError(*problem)
 
 
 @dataclass

@@ -6,7 +6,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from .messages import Message
+from .messages import Message, TranscriptChecker
 from .result import Status, Step
 from .trace.events import Tracer
 
@@ -49,6 +49,7 @@ class RunState:
     calls_seen: dict[tuple[str, str], int] = field(default_factory=dict)
     token_ratio: float = 1.0  # provider tokens / our estimate, from the last call's usage
     started: float = field(default_factory=time.perf_counter)
+    check: TranscriptChecker = field(default_factory=TranscriptChecker)
 
     @property
     def index(self) -> int:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, is_dataclass
 from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 __all__ = ["Event", "EventKind", "TraceSink", "Tracer"]
@@ -59,6 +59,7 @@ class Tracer:
     def emit(self, kind: EventKind, step: int, **data: Any) -> None:
         if not self.sinks:
             return
+        data = {k: asdict(v) if is_dataclass(v) and not isinstance(v, type) else v for k, v in data.items()}
         if self.redact is not None:
             messages = data.pop("messages", None)
             data = self.redact(data)
