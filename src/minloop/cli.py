@@ -22,7 +22,9 @@ from .models.base import Model
 from .result import RunResult, Step
 from .tools import Tool, tool
 from .context import ContextPolicy
+from .batch import batch_command
 from .doctor import doctor_command
+from .evals.bfcl_run import eval_bfcl_command
 from .messages import ToolCall
 from .trace.cli import replay, trace_app
 from .trace.sqlite import SQLiteSink
@@ -31,6 +33,10 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, help="The minimal 
 app.add_typer(trace_app, name="trace")
 app.command("replay")(replay)
 app.command("doctor")(doctor_command)
+app.command("batch")(batch_command)
+eval_app = typer.Typer(no_args_is_help=True, help="Score the loop on public benchmarks.")
+eval_app.command("bfcl")(eval_bfcl_command)
+app.add_typer(eval_app, name="eval")
 out = Console()
 err = Console(stderr=True)
 EXIT_CODES = {"success": 0}

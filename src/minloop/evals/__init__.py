@@ -1,0 +1,1 @@
+"""Evaluations of the loop on public benchmarks (``minloop eval ...``). Imported on demand only."""

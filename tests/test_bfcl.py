@@ -1,0 +1,166 @@
+"""BFCL evaluation: doc -> spec conversion, scoring with BFCL's own checker, a tiny end-to-end run."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from minloop.evals.bfcl import (
+    CATEGORIES,
+    json_schema,
+    load_checker,
+    load_items,
+    placeholder_tool,
+    score,
+    tool_spec,
+)
+from minloop.exceptions import MinloopError
+from minloop.models.base import ModelRequest
+from minloop.testing import FunctionModel, call, reply
+
+DOC = {
+    "name": "geo.route",
+    "description": "Plan a route.",
+    "parameters": {
+        "type": "dict",
+        "properties": {
+            "stops": {"type": "array", "items": {"type": "tuple", "items": {"type": "float"}}, "description": "Points."},
+            "options": {"type": "dict", "properties": {"avoid": {"type": "string", "enum": ["tolls", "ferries"]}},
+                        "required": ["avoid"], "description": "Options."},
+            "extra": {"type": "any", "description": "Anything.", "optional": True},
+            "speed": {"type": "float", "description": "Km/h.", "default": 50.0},
+            "fast": {"type": "boolean", "description": "Hurry."},
+        },
+        "required": ["stops", "fast"],
+    },
+}
+
+
+def test_bfcl_types_become_json_schema() -> None:
+    assert tool_spec(DOC) == {
+        "type": "function",
+        "function": {
+            "name": "geo_route",
+            "description": "Plan a route. Note that the provided function is in Python 3 syntax.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "stops": {"type": "array", "description": "Points.", "items": {
+                        "type": "array", "items": {"type": "number", "format": "float", "description": " This is a float type value."}}},
+                    "options": {"type": "object", "description": "Options.", "required": ["avoid"],
+                                "properties": {"avoid": {"type": "string", "enum": ["tolls", "ferries"]}}},
+                    "extra": {"type": "string", "description": "Anything."},
+                    "speed": {"type": "number", "format": "float", "default": 50.0, "description": "Km/h. This is a float type value."},
+                    "fast": {"type": "boolean", "description": "Hurry."},
+                },
+                "required": ["stops", "fast"],
+            },
+        },
+    }
+    assert json_schema({"description": "no type"}) == {"description": "no type", "type": "string"}
+
+
+def test_a_placeholder_tool_sends_the_spec_and_validates_strictly() -> None:
+    t = placeholder_tool(DOC)
+    assert t.spec() == tool_spec(DOC)
+    args = t.args.model_validate({"stops": [[1, 2.5]], "fast": True, "options": {"avoid": "x"}})
+    assert args.model_dump(by_alias=True, exclude_unset=True) == {"stops": [[1.0, 2.5]], "fast": True, "options": {"avoid": "x"}}
+    for bad in ({"stops": [[1, 2]]}, {"stops": "[[1, 2]]", "fast": True}, {"stops": [], "fast": "yes"},
+                {"stops": [], "fast": True, "speed": "fast"}, {"stops": [], "fast": True, "unknown": 1}):
+        with pytest.raises(ValidationError):
+            t.args.model_validate(bad)
+
+
+def test_live_and_multi_turn_categories_are_refused() -> None:
+    for category in ("live_simple", "multi_turn_base", "live_irrelevance"):
+        with pytest.raises(MinloopError, match="not evaluated here"):
+            load_items(category, 1)
+
+
+@pytest.fixture(scope="module")
+def check() -> Any:
+    pytest.importorskip("bfcl_eval")
+    return load_checker()
+
+
+def test_known_predictions_are_scored_by_bfcls_checker(check: Any) -> None:
+    simple, factorial = load_items("simple_python", 2)
+    assert (simple.id, simple.answer) == ("simple_python_0", [{"calculate_triangle_area": {"base": [10], "height": [5], "unit": ["units", ""]}}])
+    assert score(simple, [{"calculate_triangle_area": {"base": 10, "height": 5}}], check) == (True, "")
+    assert score(simple, [{"calculate_triangle_area": {"base": 10, "height": 6}}], check) == (
+        False, "Invalid value for parameter 'height': 6. Expected one of [5].")
+    assert score(simple, [{"calculate_triangle_area": {"base": "10", "height": 5}}], check)[0] is False
+    assert score(simple, [], check) == (False, "no call")
+    assert score(simple, None, check) == (False, "arguments are not a JSON object")
+    assert score(factorial, [{"math.factorial": {"number": 5}}], check) == (True, "")  # BFCL's dotted name
+
+    parallel = load_items("parallel", 1)[0]
+    both = [{"spotify.play": {"artist": "Maroon 5", "duration": 15}}, {"spotify.play": {"artist": "Taylor Swift", "duration": 20}}]
+    assert score(parallel, both, check) == (True, "")  # in any order
+    assert score(parallel, both[:1], check) == (False, "Wrong number of functions.")
+
+    irrelevant = load_items("irrelevance", 1)[0]
+    assert irrelevant.answer is None
+    assert score(irrelevant, [], check) == (True, "")
+    assert score(irrelevant, None, check) == (True, "")  # undecodable calls are no call, as BFCL counts
+    assert score(irrelevant, [{"determine_body_mass_index": {"weight": 1.0, "height": 2.0}}], check)[0] is False
+
+
+def right_calls(answer: list[dict[str, Any]], broken: bool = False) -> list[dict[str, Any]]:
+    """Wire calls from a BFCL answer (first option of each parameter); ``broken`` passes numbers as text."""
+    calls = []
+    for entry in answer:
+        for name, params in entry.items():
+            args = {p: options[0] for p, options in params.items() if options[0] != ""}
+            if broken:
+                args = {p: str(v) if isinstance(v, int | float) else v for p, v in args.items()}
+            calls.append(call(name.replace(".", "_"), args))
+    return calls
+
+
+def oracle(items: list[Any], *, fix_after_feedback: bool) -> FunctionModel:
+    """Answers each question right, or first with numbers as strings and right once the loop objects."""
+    by_question = {item.messages[-1]["content"]: item for item in items}
+
+    def answer(request: ModelRequest) -> Any:
+        user = next(m for m in request.messages if m["role"] == "user")
+        item = by_question[user["content"]]
+        if item.answer is None:
+            return "None of these tools applies."
+        objected = any("ERR_TOOL_ARGS_INVALID" in str(m.get("content")) for m in request.messages)
+        return reply(None, *right_calls(item.answer, broken=fix_after_feedback and not objected))
+
+    return FunctionModel(answer, name="oracle")
+
+
+def test_end_to_end_the_loop_and_the_raw_baseline(check: Any) -> None:
+    from minloop.evals.bfcl_run import evaluate
+
+    chosen = ["simple_python", "parallel", "irrelevance"]
+    items = [i for c in chosen for i in load_items(c, 3)]
+    right = asyncio.run(evaluate(oracle(items, fix_after_feedback=False), chosen, 3))
+    assert [(s.category, s.items, s.correct, s.errors) for s in right.scores["loop"]] == [
+        ("simple_python", 3, 3, 0), ("parallel", 3, 3, 0), ("irrelevance", 3, 3, 0)]
+    assert [(s.correct, s.errors) for s in right.scores["raw"]] == [(3, 0), (3, 0), (3, 0)]
+
+    # Numbers sent as text: the loop's argument check objects and the model fixes them; one raw call cannot.
+    slow = asyncio.run(evaluate(oracle(items, fix_after_feedback=True), ["simple_python"], 3, max_steps=3))
+    assert (slow.scores["loop"][0].correct, slow.scores["raw"][0].correct) == (3, 0)
+    wrong = next(r for r in slow.rows if r["arm"] == "raw")
+    assert wrong["prediction"] == [{"calculate_triangle_area": {"base": "10", "height": "5", "unit": "units"}}]
+    strict = asyncio.run(evaluate(oracle(items, fix_after_feedback=True), ["simple_python"], 3, max_steps=1))
+    assert strict.scores["loop"][0].correct == 0  # max_steps=1: strictly the first round
+
+
+def test_the_eval_command_prints_both_tables(check: Any, monkeypatch: pytest.MonkeyPatch, capsys: Any) -> None:
+    from minloop.evals import bfcl_run
+
+    items = [i for c in CATEGORIES for i in load_items(c, 2)]
+    monkeypatch.setattr("minloop.batch.build_model", lambda *a, **k: oracle(items, fix_after_feedback=False))
+    bfcl_run.eval_bfcl_command(limit=2, model="oracle", categories=",".join(CATEGORIES))
+    out = capsys.readouterr().out
+    assert "minloop loop (max_steps=3) · oracle" in out and "raw baseline (one call, no loop controls) · oracle" in out
+    assert out.count("100.0%") == 12  # 5 categories + all, twice
