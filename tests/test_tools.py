@@ -147,10 +147,33 @@ def test_s11_timeouts_for_sync_and_async_tools() -> None:
     assert (async_code, async_body["error"]) == ("ERR_TOOL_TIMEOUT", "tool did not finish within 0.1s")
 
 
-def test_a_timed_out_sync_tool_thread_is_abandoned_as_a_daemon() -> None:
-    run_calls(ToolCall("a", "get_weather", '{"city": "Slow"}'))
-    leftovers = [t for t in threading.enumerate() if t.name == "minloop-tool-get_weather"]
-    assert all(t.daemon for t in leftovers)
+def test_sync_tools_reuse_daemon_threads_and_a_hung_call_keeps_its_own() -> None:
+    ran_on: list[threading.Thread] = []
+    release = threading.Event()
+
+    @tool(timeout=1.0)
+    def where() -> dict[str, bool]:
+        """Record the thread."""
+        ran_on.append(threading.current_thread())
+        return {"ok": True}
+
+    @tool(timeout=0.1)
+    def stuck() -> dict[str, bool]:
+        """Hang until released."""
+        ran_on.append(threading.current_thread())
+        release.wait(10)
+        return {"ok": True}
+
+    try:
+        for name in ("where", "where", "stuck", "where"):
+            run_calls(ToolCall("a", name, "{}"), tools=[where, stuck])
+            time.sleep(0.05)  # let the worker go idle before the next call
+        first, second, hung, after = ran_on
+        assert first is second  # an idle worker takes the next call: no thread per call
+        assert hung.is_alive() and hung.daemon  # abandoned after ERR_TOOL_TIMEOUT, never blocks exit
+        assert after is not hung and after.daemon
+    finally:
+        release.set()
 
 
 def test_s15_exceptions_become_tool_failed() -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import json
+import queue
 import threading
 import time
 import inspect
@@ -195,6 +196,43 @@ async def invoke(tool: Tool, args: dict[str, Any]) -> Any:
         current_tool.reset(token)
 
 
+class _DaemonWorkers:
+    """Daemon threads for sync tools, reused from call to call. A call that hangs past its
+    timeout keeps its thread (a thread cannot be killed) and the next call gets another one;
+    a thread idle for ``linger`` seconds exits. Daemon, so a hung tool never blocks exit."""
+
+    def __init__(self, linger: float = 30.0) -> None:
+        self.linger = linger
+        self._jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self._idle = 0  # waiting threads not yet promised a job
+        self._lock = threading.Lock()
+
+    def submit(self, job: Callable[[], None]) -> None:
+        with self._lock:
+            if self._idle:
+                self._idle -= 1
+                self._jobs.put(job)
+                return
+        threading.Thread(target=self._work, args=(job,), name="minloop-tool", daemon=True).start()
+
+    def _work(self, job: Callable[[], None]) -> None:
+        while True:
+            job()
+            with self._lock:
+                self._idle += 1
+            try:
+                job = self._jobs.get(timeout=self.linger)
+            except queue.Empty:
+                with self._lock:
+                    if self._jobs.empty():  # nobody promised this thread a job: leave
+                        self._idle -= 1
+                        return
+                    job = self._jobs.get_nowait()
+
+
+_WORKERS = _DaemonWorkers()
+
+
 def _in_daemon_thread(tool: Tool, args: dict[str, Any]) -> asyncio.Future[Any]:
     loop = asyncio.get_running_loop()
     future: asyncio.Future[Any] = loop.create_future()
@@ -214,7 +252,7 @@ def _in_daemon_thread(tool: Tool, args: dict[str, Any]) -> asyncio.Future[Any]:
         except RuntimeError:
             pass  # abandoned after a timeout and its event loop is gone: nothing to report to
 
-    threading.Thread(target=work, name=f"minloop-tool-{tool.name}", daemon=True).start()
+    _WORKERS.submit(work)
     return future
 
 
