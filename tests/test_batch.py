@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import typer
 from typer.testing import CliRunner
 
-from minloop.batch import batch_command, finished_ids, read_tasks, run_batch
+from minloop.batch import finished_ids, read_tasks, run_batch
+from minloop.cli import app
 from minloop.exceptions import MinloopError, MissingDependencyError
 
 PAUSE_TOOLS = '''
@@ -126,10 +126,7 @@ def test_task_files_are_checked_and_ids_default_to_line_numbers(tmp_path: Path) 
             read_tasks(path)
 
 
-def test_batch_command_is_a_typer_command(tmp_path: Path) -> None:
-    app = typer.Typer()
-    app.command("batch")(batch_command)
-    app.command("other")(lambda: None)  # a group, as in minloop's CLI
+def test_minloop_batch_on_the_command_line(tmp_path: Path) -> None:
     tasks = write_tasks(tmp_path / "tasks.jsonl", [calc_task(i) for i in range(5)])
     out = tmp_path / "r.jsonl"
     result = CliRunner().invoke(app, ["batch", str(tasks), "--out", str(out), "--concurrency", "2", "--no-progress"])

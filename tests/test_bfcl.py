@@ -74,10 +74,13 @@ def test_a_placeholder_tool_sends_the_spec_and_validates_strictly() -> None:
             t.args.model_validate(bad)
 
 
-def test_live_and_multi_turn_categories_are_refused() -> None:
-    for category in ("live_simple", "multi_turn_base", "live_irrelevance"):
+def test_multi_turn_categories_are_refused_and_held_out_ones_load() -> None:
+    for category in ("multi_turn_base", "live_parallel", "memory"):
         with pytest.raises(MinloopError, match="not evaluated here"):
             load_items(category, 1)
+    pytest.importorskip("bfcl_eval")
+    (simple,), (irrelevant,) = load_items("live_simple", 1), load_items("live_irrelevance", 1)
+    assert simple.answer and irrelevant.answer is None
 
 
 @pytest.fixture(scope="module")
@@ -155,12 +158,15 @@ def test_end_to_end_the_loop_and_the_raw_baseline(check: Any) -> None:
     assert strict.scores["loop"][0].correct == 0  # max_steps=1: strictly the first round
 
 
-def test_the_eval_command_prints_both_tables(check: Any, monkeypatch: pytest.MonkeyPatch, capsys: Any) -> None:
-    from minloop.evals import bfcl_run
+def test_minloop_eval_bfcl_prints_both_tables(check: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from minloop.cli import app
 
     items = [i for c in CATEGORIES for i in load_items(c, 2)]
     monkeypatch.setattr("minloop.batch.build_model", lambda *a, **k: oracle(items, fix_after_feedback=False))
-    bfcl_run.eval_bfcl_command(limit=2, model="oracle", categories=",".join(CATEGORIES))
-    out = capsys.readouterr().out
+    done = CliRunner().invoke(app, ["eval", "bfcl", "--limit", "2", "--model", "oracle", "--categories", ",".join(CATEGORIES)])
+    assert done.exit_code == 0, done.output
+    out = done.output
     assert "minloop loop (max_steps=3) · oracle" in out and "raw baseline (one call, no loop controls) · oracle" in out
     assert out.count("100.0%") == 12  # 5 categories + all, twice

@@ -1,7 +1,9 @@
 """BFCL: the Berkeley Function Calling Leaderboard's data and AST checker, for ``minloop eval bfcl``.
 
-Only the non-live single-turn categories are used (``CATEGORIES``); the live and multi-turn
-ones are refused, so they stay out of any tuning. The data and the checker come from the
+The non-live single-turn categories (``CATEGORIES``) are the ones scored by default. Three
+live single-turn categories (``HELD_OUT``: user-contributed requests and functions) are
+accepted only when asked for by name: minloop's decision policy is not tuned on them, so they
+check that a gain carries over. Multi-turn and the other categories are refused. The data and the checker come from the
 ``bfcl-eval`` package, installed without its heavy dependencies (``scripts/install_eval.sh``
 runs ``pip install --no-deps bfcl-eval``). Its AST checker imports
 ``bfcl_eval.constants.model_config``, which imports every model handler; ``load_checker``
@@ -35,6 +37,7 @@ from ..tools import Tool, tool
 
 __all__ = [
     "CATEGORIES",
+    "HELD_OUT",
     "Item",
     "decode",
     "json_schema",
@@ -46,6 +49,7 @@ __all__ = [
 ]
 
 CATEGORIES = ("simple_python", "multiple", "parallel", "parallel_multiple", "irrelevance")
+HELD_OUT = ("live_simple", "live_multiple", "live_irrelevance")
 INSTALL_HINT = "bash scripts/install_eval.sh  (it runs: pip install --no-deps bfcl-eval)"
 PYTHON_HINT = " Note that the provided function is in Python 3 syntax."
 FLOAT_HINT = " This is a float type value."
@@ -81,14 +85,15 @@ def data_dir() -> Path:
 
 def load_items(category: str, limit: int | None = None, data: Path | None = None) -> list[Item]:
     """The first ``limit`` items of a category, with their possible answers."""
-    if category not in CATEGORIES:
-        raise MinloopError(f"BFCL category {category!r} is not evaluated here; choose from {', '.join(CATEGORIES)}")
+    if category not in CATEGORIES + HELD_OUT:
+        raise MinloopError(f"BFCL category {category!r} is not evaluated here; choose from "
+                           f"{', '.join(CATEGORIES + HELD_OUT)}")
     data = data or data_dir()
     path = _one(sorted(p for p in data.glob("BFCL_v*.json") if re.fullmatch(rf"BFCL_v\d+_{category}\.json", p.name)),
                 category, data)
     questions = _jsonl(path, limit)
     answers = {}
-    if category != "irrelevance":
+    if "irrelevance" not in category:
         answers = {a["id"]: a["ground_truth"] for a in _jsonl(data / "possible_answer" / path.name)}
     return [
         Item(q["id"], category, q["question"][0], q["function"], answers.get(q["id"]) if answers else None)
@@ -226,7 +231,7 @@ def score(item: Item, prediction: list[dict[str, Any]] | None,
     Irrelevance: correct when no call was made (or none could be decoded, as BFCL counts it).
     Otherwise the AST checker decides, with names in BFCL's own spelling.
     """
-    if item.category == "irrelevance":
+    if "irrelevance" in item.category:
         return (not prediction, "" if not prediction else "made a call where none applies")
     if prediction is None:
         return False, "arguments are not a JSON object"

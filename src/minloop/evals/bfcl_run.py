@@ -138,7 +138,7 @@ def table(title: str, scores: list[CategoryScore]) -> Any:
 def eval_bfcl_command(
     limit: Annotated[int, typer.Option(min=1, help="Items per category (the first N).")] = 50,
     model: Annotated[str, typer.Option(help="'local' (embedded 0.5B), 'local-1.5b', or a remote model name.")] = "local",
-    categories: Annotated[str, typer.Option(help="Comma-separated non-live single-turn categories.")] = ",".join(CATEGORIES),
+    categories: Annotated[str, typer.Option(help="Comma-separated categories: the non-live single-turn ones, or the held-out live_simple, live_multiple, live_irrelevance.")] = ",".join(CATEGORIES),
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint for a remote model.")] = None,
     max_steps: Annotated[int, typer.Option(min=1, help="Loop rounds allowed to reach a valid tool round.")] = 3,
     out: Annotated[Path | None, typer.Option(help="Write every prediction and verdict here (JSONL).")] = None,
