@@ -2,7 +2,9 @@
 
 Both arms get the same model, the same messages and the same tool specs.
 
-* **raw**: the model is called once; the calls in its reply are the prediction.
+* **raw**: the model is called once; the calls in its reply are the prediction. For the
+  embedded model this is the same weights and constrained decision without minloop's decision
+  policy (no argument grounding, no gate).
 * **loop**: a ``Loop`` over placeholder tools (strictly validated, executing nothing), driven
   with ``.iter()`` and stopped at the first *valid* tool round, whose calls are the prediction;
   an answer means "no call". An invalid round (blank reply, unknown tool, arguments that fail
@@ -102,8 +104,11 @@ async def run_arm(arm: Arm, model: Model, items: list[Item], max_steps: int,
 
 
 async def evaluate(model: Model, categories: list[str], limit: int | None, max_steps: int = 3,
-                   on_category: Callable[[str, Arm, CategoryScore], None] | None = None) -> Report:
-    """Score both arms on each category (the first ``limit`` items of each)."""
+                   on_category: Callable[[str, Arm, CategoryScore], None] | None = None,
+                   raw: Model | None = None) -> Report:
+    """Score both arms on each category (the first ``limit`` items of each). The raw arm calls
+    ``raw`` (default: ``model``): for the embedded model, the same weights without minloop's
+    decision policy (``LocalModel.plain()``)."""
     check = load_checker()
     load = getattr(model, "load", None)
     if callable(load):
@@ -112,7 +117,8 @@ async def evaluate(model: Model, categories: list[str], limit: int | None, max_s
     for category in categories:
         items = load_items(category, limit)
         for arm in ("loop", "raw"):
-            scored = await run_arm(arm, model, items, max_steps, check, report.rows)  # type: ignore[arg-type]
+            chosen = model if arm == "loop" else raw or model
+            scored = await run_arm(arm, chosen, items, max_steps, check, report.rows)  # type: ignore[arg-type]
             report.scores[arm].append(scored)  # type: ignore[index]
             if on_category is not None:
                 on_category(category, arm, scored)  # type: ignore[arg-type]
@@ -156,7 +162,9 @@ def eval_bfcl_command(
         def progress(category: str, arm: str, s: CategoryScore) -> None:
             console.print(f"[dim]{category:<18} {arm:<4} {s.correct}/{s.items} in {s.seconds:.0f}s[/]")
 
-        report = asyncio.run(evaluate(llm, chosen, limit, max_steps, on_category=progress))
+        plain = getattr(llm, "plain", None)
+        report = asyncio.run(evaluate(llm, chosen, limit, max_steps, on_category=progress,
+                                      raw=plain() if callable(plain) else None))
     except MinloopError as exc:
         console.print(f"[bold red]error:[/] {exc}", soft_wrap=True)
         raise typer.Exit(2) from None

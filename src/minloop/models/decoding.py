@@ -19,7 +19,7 @@ from typing import Any
 from ..messages import Message
 from .base import ToolChoice
 
-__all__ = ["FORMAT_INSTRUCTION", "decision_schema", "parse_decision"]
+__all__ = ["FORMAT_INSTRUCTION", "decision_schema", "parse_decision", "ungrounded_note"]
 
 FORMAT_INSTRUCTION = (
     "Reply with exactly one JSON object. To call a function: "
@@ -49,6 +49,13 @@ def decision_schema(tools: Sequence[dict[str, Any]], tool_choice: ToolChoice) ->
     if tool_choice == "auto":
         options.append(ANSWER)
     return options[0] if len(options) == 1 else {"anyOf": options}
+
+
+def ungrounded_note(missing: dict[str, list[str]]) -> str:
+    """The instruction after a call whose required values the conversation does not give."""
+    what = "; ".join(f"{name} needs {', '.join(args)}" for name, args in missing.items())
+    return (f"Do not call a function now: {what}, and the conversation does not give these values. "
+            "Answer the user directly. If the request needs those values, ask the user for them.")
 
 
 def _arguments(parameters: dict[str, Any] | None) -> dict[str, Any]:

@@ -1,0 +1,191 @@
+"""Are a call's argument values in the conversation, or did the model make them up?
+
+A small model asked to decide between a tool and an answer almost always picks a tool, and
+fills the arguments it was not given with plausible inventions: a BMI for "how many calories
+in an apple", a date for "when was the Declaration signed". The invention is visible: the
+values appear nowhere in what the user (or a tool) said. ``Evidence`` holds the words and
+numbers of a conversation's user, system and tool messages; ``ungrounded`` names the required
+arguments of a call whose values are not among them; ``prune`` drops optional arguments that
+are not, so the function's own default applies.
+
+What counts as found, deliberately lenient so that real calls pass:
+
+* numbers: the same number written in the text, with thousands separators, a scale word
+  ("100 million"), a number word ("five") or as a percentage (5% for 0.05); 0 and 1 always;
+* strings: at least half of the value's content words appear in the text, a word matching when
+  one is a prefix of the other ("py" in "python", "restaurant" in "restaurants"), when they
+  share their first five letters, or as an abbreviation ("md" for "markdown", "ny" for "New
+  York");
+* booleans, ``null``, enum members and empty values: always (the schema, not the text, is
+  their source); lists and objects: when every item is.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+__all__ = ["Evidence", "ground_calls", "prune", "ungrounded"]
+
+_NUMBER = re.compile(r"(?<![\w.])-?\d{1,3}(?:,\d{3})+(?:\.\d+)?|-?\d*\.?\d+")
+_WORD = re.compile(r"[a-z0-9]+")
+_SCALES = {"hundred": 1e2, "thousand": 1e3, "k": 1e3, "million": 1e6, "m": 1e6, "billion": 1e9, "bn": 1e9, "trillion": 1e12}
+_NUMBER_WORDS = {w: float(i) for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen twenty".split())} | {
+    "thirty": 30.0, "forty": 40.0, "fifty": 50.0, "sixty": 60.0, "seventy": 70.0, "eighty": 80.0, "ninety": 90.0,
+    "hundred": 100.0, "thousand": 1e3, "million": 1e6, "billion": 1e9, "half": 0.5, "quarter": 0.25,
+    "once": 1.0, "twice": 2.0, "single": 1.0, "double": 2.0, "triple": 3.0, "dozen": 12.0, "first": 1.0,
+    "second": 2.0, "third": 3.0,
+}
+_STOP = frozenset(
+    "a an the of to in on at by for and or with from as is are be it its this that these those my your our "
+    "their me i you we they what which who how".split()
+)
+
+
+class Evidence:
+    """The words and numbers a conversation gives a call to draw on (never the assistant's own)."""
+
+    __slots__ = ("words", "numbers", "initials")
+
+    def __init__(self, text: str) -> None:
+        lowered = text.lower()
+        sequence = _WORD.findall(lowered)
+        self.words = frozenset(sequence)
+        self.numbers = _numbers(lowered)
+        self.initials = frozenset(
+            "".join(w[0] for w in sequence[i:i + n]) for n in (2, 3, 4) for i in range(len(sequence) - n + 1)
+        )
+
+    @classmethod
+    def of(cls, messages: Sequence[Mapping[str, Any]]) -> Evidence:
+        parts = []
+        for message in messages:
+            if message.get("role") == "assistant":
+                continue
+            content = message.get("content")
+            parts.append(content if isinstance(content, str) else json.dumps(content, ensure_ascii=False))
+        return cls("\n".join(parts))
+
+    def has(self, value: Any) -> bool:
+        """Whether ``value`` is found in the conversation (the rules are in the module docstring)."""
+        if value is None or isinstance(value, bool):
+            return True
+        if isinstance(value, int | float):
+            return self._has_number(float(value))
+        if isinstance(value, str):
+            return self._has_text(value)
+        if isinstance(value, list):
+            return all(self.has(v) for v in value)
+        if isinstance(value, dict):
+            return all(self.has(v) for v in value.values())
+        return True
+
+    def _has_number(self, x: float) -> bool:
+        if x in (0.0, 1.0):
+            return True
+        return any(_close(x, n) or _close(x * 100, n) or _close(x, n * 100) for n in self.numbers)
+
+    def _has_text(self, text: str) -> bool:
+        tokens = [t for t in _WORD.findall(text.lower()) if t not in _STOP]
+        if not tokens:
+            return True
+        found = sum(self._has_word(t) for t in tokens)
+        return 2 * found >= len(tokens)
+
+    def _has_word(self, token: str) -> bool:
+        if token in self.words:
+            return True
+        if token.replace(".", "").isdigit():
+            return self._has_number(float(token))
+        for w in self.words:
+            if min(len(w), len(token)) >= 2 and (w.startswith(token) or token.startswith(w)):
+                return True
+            if len(token) >= 5 and w[:5] == token[:5]:
+                return True
+            if 2 <= len(token) <= 4 and w[:1] == token[:1] and _subsequence(token, w):
+                return True  # an abbreviation: "md" for "markdown", "js" for "javascript"
+        return 2 <= len(token) <= 4 and token in self.initials  # "ny" for "new york"
+
+
+def ungrounded(arguments: Mapping[str, Any], parameters: Mapping[str, Any], evidence: Evidence) -> list[str]:
+    """The required arguments whose values are not found in ``evidence``, in schema order."""
+    props = parameters.get("properties") or {}
+    return [
+        name for name in parameters.get("required") or []
+        if name in arguments and not _free(props.get(name)) and not evidence.has(arguments[name])
+    ]
+
+
+def prune(arguments: Mapping[str, Any], parameters: Mapping[str, Any], evidence: Evidence) -> dict[str, Any]:
+    """``arguments`` without the optional ones whose values are not found in ``evidence``."""
+    required = set(parameters.get("required") or [])
+    props = parameters.get("properties") or {}
+    return {
+        k: v for k, v in arguments.items()
+        if k in required or _free(props.get(k)) or evidence.has(v)
+    }
+
+
+def _free(schema: Any) -> bool:
+    """Values the schema itself offers (enums, booleans): not expected in the text."""
+    if not isinstance(schema, Mapping):
+        return False
+    return "enum" in schema or "const" in schema or schema.get("type") == "boolean"
+
+
+def _numbers(text: str) -> list[float]:
+    found: list[float] = []
+    words = _WORD.findall(text)
+    for match in _NUMBER.finditer(text):
+        value = float(match.group().replace(",", ""))
+        found.append(value)
+        after = _WORD.match(text, match.end()) or _WORD.match(text, match.end() + 1)
+        if after and after.group() in _SCALES:
+            found.append(value * _SCALES[after.group()])
+    for i, word in enumerate(words):
+        if word in _NUMBER_WORDS:
+            value = _NUMBER_WORDS[word]
+            nxt = words[i + 1] if i + 1 < len(words) else ""
+            found.append(value * _SCALES[nxt] if nxt in _SCALES and nxt not in ("m", "k") else value)
+    return found
+
+
+def _subsequence(short: str, word: str) -> bool:
+    letters = iter(word)
+    return all(ch in letters for ch in short)
+
+
+def _close(a: float, b: float) -> bool:
+    return abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
+
+
+def ground_calls(
+    message: Mapping[str, Any], tools: Sequence[Mapping[str, Any]], messages: Sequence[Mapping[str, Any]]
+) -> tuple[dict[str, Any], dict[str, list[str]]]:
+    """An assistant message's calls with ungrounded optional arguments pruned, and, per tool name,
+    the required arguments that are not grounded (empty when every call stands on the conversation).
+
+    Calls to unknown tools and arguments that are not a JSON object are left as they are: the
+    loop's own contract checks answer those."""
+    specs = {t["function"]["name"]: t["function"].get("parameters") or {} for t in tools if "function" in t}
+    evidence = Evidence.of(messages)
+    calls, missing = [], {}
+    for call in message.get("tool_calls") or []:
+        fn = call.get("function") or {}
+        params = specs.get(fn.get("name"))
+        try:
+            args = json.loads(fn.get("arguments") or "{}")
+        except (TypeError, ValueError):
+            args = None
+        if params is None or not isinstance(args, dict):
+            calls.append(call)
+            continue
+        if lost := ungrounded(args, params, evidence):
+            missing[fn["name"]] = lost
+        kept = prune(args, params, evidence)
+        calls.append({**call, "function": {**fn, "arguments": json.dumps(kept, ensure_ascii=False)}})
+    return {**message, "tool_calls": calls} if calls else dict(message), missing
