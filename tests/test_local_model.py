@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import sys
 from pathlib import Path
 
@@ -69,6 +70,21 @@ def test_parse_decision_fallbacks() -> None:
     assert parse_decision("Plain words") == {"role": "assistant", "content": "Plain words"}
 
 
+def test_several_calls_in_one_decision() -> None:
+    specs = [calculator.spec(), current_time.spec()]
+    schema = decision_schema(specs, "auto", parallel=True)
+    calls, single = schema["anyOf"][2], schema["anyOf"][0]
+    assert calls["properties"]["calls"] == {"type": "array", "items": {"anyOf": schema["anyOf"][:2]}, "minItems": 2}
+    assert single["properties"]["name"] == {"const": "calculator"} and schema["anyOf"][-1] == ANSWER
+    forced = decision_schema(specs, {"type": "function", "function": {"name": "calculator"}}, parallel=True)
+    assert forced == single  # a forced function is one call
+    text = '{"calls": [{"name": "calculator", "arguments": {"expression": "2*3"}}, {"name": "current_time", "arguments": {}}]}'
+    assert parse_decision(text, "call_1") == {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "call_1_1", "type": "function", "function": {"name": "calculator", "arguments": '{"expression": "2*3"}'}},
+        {"id": "call_1_2", "type": "function", "function": {"name": "current_time", "arguments": "{}"}},
+    ]}
+
+
 # -- real runs on the bundled model (temperature 0) ------------------------------------------
 
 @pytest.fixture(scope="module")
@@ -121,3 +137,27 @@ def test_relevance_gate_turns_tools_off_below_its_threshold(local: LocalModel) -
     assert "tool_calls" not in response.message and response.message["content"]
     opened = LocalModel(gate=0.0, max_tokens=48)  # everything clears it: the decision is the model's own
     assert asyncio.run(opened.call(request)).message["tool_calls"][0]["function"]["name"] == "calculator"
+
+
+@pytest.mark.local_model
+def test_a_call_on_invented_values_is_not_made(local: LocalModel) -> None:
+    import asyncio
+
+    from minloop import tool
+
+    @tool
+    def calculate_bmi(weight: float, height: float) -> dict[str, float]:
+        """Calculate the body mass index from weight in kilograms and height in meters."""
+        return {"bmi": weight / height**2}
+
+    def ask(prompt: str, model: LocalModel) -> dict:
+        request = ModelRequest([{"role": "user", "content": prompt}], [calculate_bmi.spec()], "auto")
+        return asyncio.run(model.call(request)).message
+
+    unrelated = "How many calories does an apple have?"
+    invented = ask(unrelated, local.plain())["tool_calls"][0]  # the bare model calls anyway, on made-up numbers
+    assert invented["function"]["name"] == "calculate_bmi"
+    answer = ask(unrelated, local)
+    assert "tool_calls" not in answer and isinstance(answer["content"], str) and answer["content"]
+    given = ask("My weight is 70 kg and my height is 1.75 m. What is my BMI?", local)
+    assert json.loads(given["tool_calls"][0]["function"]["arguments"]) == {"weight": 70, "height": 1.75}

@@ -19,11 +19,18 @@ from typing import Any
 from ..messages import Message
 from .base import ToolChoice
 
-__all__ = ["FORMAT_INSTRUCTION", "decision_schema", "parse_decision", "ungrounded_note"]
+__all__ = ["FORMAT_INSTRUCTION", "PARALLEL_INSTRUCTION", "decision_schema", "parse_decision", "ungrounded_note"]
 
 FORMAT_INSTRUCTION = (
     "Reply with exactly one JSON object. To call a function: "
     '{"name": <function-name>, "arguments": <args-json-object>}. '
+    'To reply to the user directly: {"answer": <your reply>}.'
+)
+PARALLEL_INSTRUCTION = (
+    "Reply with exactly one JSON object. To call a function: "
+    '{"name": <function-name>, "arguments": <args-json-object>}. '
+    "To make several calls at once, when the request asks for several things: "
+    '{"calls": [{"name": ..., "arguments": ...}, ...]}. '
     'To reply to the user directly: {"answer": <your reply>}.'
 )
 ANSWER = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"], "additionalProperties": False}
@@ -31,8 +38,13 @@ _TOOL_CALL = re.compile(r"<tool_call>\s*(\{.*?\})\s*</tool_call>", re.DOTALL)
 _FENCED = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL)
 
 
-def decision_schema(tools: Sequence[dict[str, Any]], tool_choice: ToolChoice) -> dict[str, Any]:
-    """The JSON schema of every reply the model may give under ``tool_choice``."""
+def decision_schema(tools: Sequence[dict[str, Any]], tool_choice: ToolChoice, *, parallel: bool = False) -> dict[str, Any]:
+    """The JSON schema of every reply the model may give under ``tool_choice``.
+
+    One object per tool (``{"name": <const>, "arguments": <its schema>}``), with ``parallel``
+    also ``{"calls": [two or more of those]}``, and ``{"answer": ...}`` unless a call is
+    required.
+    """
     if tool_choice == "none" or not tools:
         return ANSWER
     forced = tool_choice.get("function", {}).get("name") if isinstance(tool_choice, dict) else None
@@ -46,6 +58,10 @@ def decision_schema(tools: Sequence[dict[str, Any]], tool_choice: ToolChoice) ->
         for fn in (t["function"] for t in tools)
         if forced is None or fn["name"] == forced
     ]
+    if parallel and forced is None:
+        several = {"type": "array", "items": options[0] if len(options) == 1 else {"anyOf": list(options)}, "minItems": 2}
+        options.append({"type": "object", "properties": {"calls": several}, "required": ["calls"],
+                        "additionalProperties": False})
     if tool_choice == "auto":
         options.append(ANSWER)
     return options[0] if len(options) == 1 else {"anyOf": options}
@@ -55,7 +71,7 @@ def ungrounded_note(missing: dict[str, list[str]]) -> str:
     """The instruction after a call whose required values the conversation does not give."""
     what = "; ".join(f"{name} needs {', '.join(args)}" for name, args in missing.items())
     return (f"Do not call a function now: {what}, and the conversation does not give these values. "
-            "Answer the user directly. If the request needs those values, ask the user for them.")
+            "Answer the user directly and briefly. If the request needs those values, ask the user for them.")
 
 
 def _arguments(parameters: dict[str, Any] | None) -> dict[str, Any]:
@@ -72,6 +88,7 @@ def parse_decision(text: str, call_prefix: str = "call", *, truncated: bool = Fa
     answer keeps its text so far.
     """
     payloads = _json_payloads(text) or (_salvage(text) if truncated else [])
+    payloads = [c for p in payloads for c in (_calls(p) if isinstance(p.get("calls"), list) else [p])]
     calls = [p for p in payloads if isinstance(p.get("name"), str)]
     if calls:
         return {
@@ -88,6 +105,10 @@ def parse_decision(text: str, call_prefix: str = "call", *, truncated: bool = Fa
         }
     answers = [p["answer"] for p in payloads if isinstance(p.get("answer"), str)]
     return {"role": "assistant", "content": answers[0] if answers else text.strip()}
+
+
+def _calls(payload: dict[str, Any]) -> list[dict[str, Any]]:
+    return [c for c in payload["calls"] if isinstance(c, dict)]
 
 
 def _json_payloads(text: str) -> list[dict[str, Any]]:

@@ -29,7 +29,7 @@ from ..guard import ensure_not_in_tool
 from ..messages import Message
 from .base import ModelRequest, ModelResponse, Usage
 from ..grounding import ground_calls
-from .decoding import FORMAT_INSTRUCTION, decision_schema, parse_decision, ungrounded_note
+from .decoding import FORMAT_INSTRUCTION, PARALLEL_INSTRUCTION, decision_schema, parse_decision, ungrounded_note
 from .gguf import check_gguf, ensure_gguf
 
 __all__ = ["LocalModel"]
@@ -63,6 +63,7 @@ class LocalModel:
         seed: int = 0,
         constrain: bool = True,
         grounded: bool = True,
+        parallel: bool = True,
         gate: float | None = None,
     ) -> None:
         self.path = check_gguf(Path(path)) if path is not None else None
@@ -73,6 +74,7 @@ class LocalModel:
         self.sampling = {"temperature": temperature, "max_tokens": max_tokens, "seed": seed}
         self.constrain = constrain
         self.grounded = grounded
+        self.parallel = parallel
         self.gate = gate
 
     def plain(self) -> LocalModel:
@@ -133,8 +135,8 @@ class LocalModel:
         if request.tools:
             body["tools"] = list(request.tools)
             if self.constrain:
-                body["messages"] = _with_instruction(body["messages"])
-                body["json_schema"] = decision_schema(request.tools, request.tool_choice)
+                body["messages"] = _with_instruction(body["messages"], self.parallel)
+                body["json_schema"] = decision_schema(request.tools, request.tool_choice, parallel=self.parallel)
         return body
 
     def _server(self) -> tuple[Any, threading.Lock]:
@@ -220,11 +222,12 @@ def _relevance(server: Any, lock: threading.Lock, body: dict[str, Any]) -> float
     return 1.0 - none / total if total else 1.0
 
 
-def _with_instruction(messages: list[Message]) -> list[Message]:
+def _with_instruction(messages: list[Message], parallel: bool) -> list[Message]:
+    instruction = PARALLEL_INSTRUCTION if parallel else FORMAT_INSTRUCTION
     if messages and messages[0].get("role") == "system" and isinstance(messages[0].get("content"), str):
-        first = {**messages[0], "content": f"{messages[0]['content']}\n\n{FORMAT_INSTRUCTION}"}
+        first = {**messages[0], "content": f"{messages[0]['content']}\n\n{instruction}"}
         return [first, *messages[1:]]
-    return [{"role": "system", "content": FORMAT_INSTRUCTION}, *messages]
+    return [{"role": "system", "content": instruction}, *messages]
 
 
 def _response(reply: dict[str, Any], prefix: str, *, constrained: bool) -> ModelResponse:

@@ -1,0 +1,63 @@
+"""Argument grounding: values a call may use are the ones the conversation gives."""
+
+from __future__ import annotations
+
+import json
+
+from minloop.grounding import Evidence, ground_calls, prune, ungrounded
+
+BMI = {
+    "type": "object",
+    "properties": {
+        "weight": {"type": "number"}, "height": {"type": "number"},
+        "unit": {"type": "string", "enum": ["metric", "imperial"]}, "note": {"type": "string"},
+        "verbose": {"type": "boolean"},
+    },
+    "required": ["weight", "height"],
+}
+
+
+def test_numbers_are_found_in_their_usual_spellings() -> None:
+    seen = Evidence("A car that travels 12,000 miles over five years, 100 million shares, a 5% rate, 2.5 kg.")
+    assert all(seen.has(v) for v in (12000, 12000.0, 5, 100_000_000, 0.05, 5.0, 2.5, 0, 1, True, None))
+    assert not any(seen.has(v) for v in (70, 1.75, 2021, 0.5))
+
+
+def test_words_match_by_prefix_shared_stem_or_abbreviation() -> None:
+    seen = Evidence("How many Python files and markdown notes mention restaurants in New York?")
+    assert all(seen.has(v) for v in ("*.py", "*.md", "restaurant", "NY", "New York City", "Python 3 files"))
+    assert not seen.has("London") and not seen.has("the text of the review")  # stop words do not count
+    assert seen.has(["python", "markdown"]) and not seen.has(["python", "java"])
+    assert seen.has({"city": "New York"}) and seen.has("") and seen.has([])
+
+
+def test_required_values_must_be_given_and_optional_inventions_are_dropped() -> None:
+    asked = Evidence("My weight is 70 kg and I am 1.75 m tall.")
+    invented = {"weight": 70, "height": 1.75, "unit": "imperial", "note": "adult male", "verbose": True}
+    assert ungrounded(invented, BMI, asked) == []
+    assert prune(invented, BMI, asked) == {"weight": 70, "height": 1.75, "unit": "imperial", "verbose": True}
+    unrelated = Evidence("How many calories does an apple have?")
+    assert ungrounded(invented, BMI, unrelated) == ["weight", "height"]
+
+
+def test_ground_calls_prunes_reports_and_leaves_what_the_loop_checks() -> None:
+    spec = {"type": "function", "function": {"name": "bmi", "parameters": BMI}}
+    call = {"id": "c1", "type": "function", "function": {"name": "bmi", "arguments": json.dumps(
+        {"weight": 70, "height": 1.75, "note": "x"})}}
+    unknown = {"id": "c2", "type": "function", "function": {"name": "nope", "arguments": '{"a": 1}'}}
+    broken = {"id": "c3", "type": "function", "function": {"name": "bmi", "arguments": "{weight: 70"}}
+    message = {"role": "assistant", "content": None, "tool_calls": [call, unknown, broken]}
+    conversation = [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "I weigh 70 kg."},
+        {"role": "assistant", "content": "How tall are you?"},
+        {"role": "user", "content": "1.75 m"},
+    ]
+    grounded, missing = ground_calls(message, [spec], conversation)
+    assert missing == {}
+    assert grounded == {"role": "assistant", "content": None, "tool_calls": [
+        {**call, "function": {"name": "bmi", "arguments": '{"weight": 70, "height": 1.75}'}}, unknown, broken]}
+    # the assistant's own words are not evidence: only the user, system and tool messages are
+    _, missing = ground_calls(message, [spec], [{"role": "user", "content": "I weigh 70 kg."},
+                                                {"role": "assistant", "content": "You are 1.75 m tall."}])
+    assert missing == {"bmi": ["height"]}
