@@ -168,5 +168,5 @@ def test_minloop_eval_bfcl_prints_both_tables(check: Any, monkeypatch: pytest.Mo
     done = CliRunner().invoke(app, ["eval", "bfcl", "--limit", "2", "--model", "oracle", "--categories", ",".join(CATEGORIES)])
     assert done.exit_code == 0, done.output
     out = done.output
-    assert "minloop loop (max_steps=3) · oracle" in out and "raw baseline (one call, no loop controls) · oracle" in out
+    assert "minloop loop (max_steps=3) · oracle" in out and "raw baseline (one call: no loop controls, no grounding) · oracle" in out
     assert out.count("100.0%") == 12  # 5 categories + all, twice

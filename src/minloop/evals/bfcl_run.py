@@ -31,7 +31,7 @@ from ..exceptions import MinloopError, ModelError
 from ..loop import Loop
 from ..messages import ToolCall, tool_calls_of
 from ..models.base import Model, ModelRequest
-from .bfcl import CATEGORIES, Item, decode, load_checker, load_items, names_of, placeholder_tool, score
+from .bfcl import CATEGORIES, HELD_OUT, Item, decode, load_checker, load_items, names_of, placeholder_tool, score
 
 __all__ = ["Arm", "CategoryScore", "eval_bfcl_command", "evaluate", "predict_loop", "predict_raw"]
 
@@ -141,10 +141,14 @@ def table(title: str, scores: list[CategoryScore]) -> Any:
     return t
 
 
+CATEGORIES_HELP = ("Comma-separated categories: the non-live single-turn ones, or the held-out "
+                   f"{', '.join(HELD_OUT)}.")
+
+
 def eval_bfcl_command(
     limit: Annotated[int, typer.Option(min=1, help="Items per category (the first N).")] = 50,
     model: Annotated[str, typer.Option(help="'local' (embedded 0.5B), 'local-1.5b', or a remote model name.")] = "local",
-    categories: Annotated[str, typer.Option(help="Comma-separated categories: the non-live single-turn ones, or the held-out live_simple, live_multiple, live_irrelevance.")] = ",".join(CATEGORIES),
+    categories: Annotated[str, typer.Option(help=CATEGORIES_HELP)] = ",".join(CATEGORIES),
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint for a remote model.")] = None,
     max_steps: Annotated[int, typer.Option(min=1, help="Loop rounds allowed to reach a valid tool round.")] = 3,
     out: Annotated[Path | None, typer.Option(help="Write every prediction and verdict here (JSONL).")] = None,
@@ -171,4 +175,4 @@ def eval_bfcl_command(
     if out is not None:
         out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in report.rows), encoding="utf-8")
     console.print(table(f"minloop loop (max_steps={max_steps}) · {llm.name}", report.scores["loop"]))
-    console.print(table(f"raw baseline (one call, no loop controls) · {llm.name}", report.scores["raw"]))
+    console.print(table(f"raw baseline (one call: no loop controls, no grounding) · {llm.name}", report.scores["raw"]))

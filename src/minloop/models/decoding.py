@@ -38,7 +38,9 @@ _TOOL_CALL = re.compile(r"<tool_call>\s*(\{.*?\})\s*</tool_call>", re.DOTALL)
 _FENCED = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL)
 
 
-def decision_schema(tools: Sequence[dict[str, Any]], tool_choice: ToolChoice, *, parallel: bool = False) -> dict[str, Any]:
+def decision_schema(
+    tools: Sequence[dict[str, Any]], tool_choice: ToolChoice, *, parallel: bool = False
+) -> dict[str, Any]:
     """The JSON schema of every reply the model may give under ``tool_choice``.
 
     One object per tool (``{"name": <const>, "arguments": <its schema>}``), with ``parallel``
@@ -59,7 +61,8 @@ def decision_schema(tools: Sequence[dict[str, Any]], tool_choice: ToolChoice, *,
         if forced is None or fn["name"] == forced
     ]
     if parallel and forced is None:
-        several = {"type": "array", "items": options[0] if len(options) == 1 else {"anyOf": list(options)}, "minItems": 2}
+        item = options[0] if len(options) == 1 else {"anyOf": list(options)}
+        several = {"type": "array", "items": item, "minItems": 2}
         options.append({"type": "object", "properties": {"calls": several}, "required": ["calls"],
                         "additionalProperties": False})
     if tool_choice == "auto":

@@ -35,6 +35,7 @@ from .gguf import check_gguf, ensure_gguf
 __all__ = ["LocalModel"]
 
 DEFAULT_MODEL = "qwen2.5-coder-0.5b"
+ABSTAIN_TOKENS = 64  # the short answer after a call on invented values (~2 s on 2 cores)
 _SERVERS: dict[tuple[str, int, int], tuple[Any, threading.Lock]] = {}
 _LOAD_LOCK = threading.Lock()
 
@@ -45,10 +46,11 @@ class LocalModel:
     ``grounded`` (default on) is its decision policy for tool calls, see ``minloop.grounding``:
     optional arguments whose values the conversation does not give are dropped (the function's
     default applies), and a call whose *required* values are not in the conversation is not
-    made: the model is asked once more, tools off, to answer directly or ask the user for the
-    missing values. Measured with ``minloop eval bfcl``, this is what makes a 0.5B model abstain
-    when no offered tool serves the request. ``gate`` (off) is the older relevance gate, see
-    ``relevance``.
+    made: the model is asked once more, tools off, for a short answer (``ABSTAIN_TOKENS``):
+    a direct reply, or a request for the missing values. Measured with ``minloop eval bfcl``,
+    this is what makes a 0.5B model abstain when no offered tool serves the request. ``gate``
+    (off) is the older relevance gate, see ``relevance``. ``parallel`` lets one decision hold
+    several calls (``{"calls": [...]}``).
     """
 
     def __init__(
@@ -116,7 +118,8 @@ class LocalModel:
         # A call resting on invented values is not made: the model answers, told what is missing.
         retry = replace(request, messages=[*request.messages, {"role": "system", "content": ungrounded_note(missing)}],
                         tool_choice="none")
-        answer = _response(await asyncio.to_thread(_complete, server, lock, self.body(retry)), prefix, constrained=True)
+        body = {**self.body(retry), "max_tokens": min(self.sampling["max_tokens"], ABSTAIN_TOKENS)}
+        answer = _response(await asyncio.to_thread(_complete, server, lock, body), prefix, constrained=True)
         return replace(answer, usage=response.usage + answer.usage)
 
     def relevance(self, request: ModelRequest) -> float:
