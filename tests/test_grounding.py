@@ -18,8 +18,9 @@ BMI = {
 
 
 def test_numbers_are_found_in_their_usual_spellings() -> None:
-    seen = Evidence("A car that travels 12,000 miles over five years, 100 million shares, a 5% rate, 2.5 kg.")
-    assert all(seen.has(v) for v in (12000, 12000.0, 5, 100_000_000, 0.05, 5.0, 2.5, 0, 1, True, None))
+    seen = Evidence("A car that travels 12,000 miles over five years, 100 million shares, a 5% rate, 2.5 kg, "
+                    "charges of 1e-9 and 2E-9 over the past decade.")
+    assert all(seen.has(v) for v in (12000, 12000.0, 5, 100_000_000, 0.05, 5.0, 2.5, 0, 1, True, None, 1e-9, 2e-9, 10))
     assert not any(seen.has(v) for v in (70, 1.75, 2021, 0.5))
 
 

@@ -10,7 +10,7 @@ are not, so the function's own default applies.
 
 What counts as found, deliberately lenient so that real calls pass:
 
-* numbers: the same number written in the text, with thousands separators, a scale word
+* numbers: the same number written in the text (``1e-9`` too), with thousands separators, a scale word
   ("100 million"), a number word ("five") or as a percentage (5% for 0.05); 0 and 1 always;
 * strings: at least half of the value's content words appear in the text, a word matching when
   one is a prefix of the other ("py" in "python", "restaurant" in "restaurants"), when they
@@ -29,7 +29,7 @@ from typing import Any
 
 __all__ = ["Evidence", "ground_calls", "prune", "ungrounded"]
 
-_NUMBER = re.compile(r"(?<![\w.])-?\d{1,3}(?:,\d{3})+(?:\.\d+)?|-?\d*\.?\d+")
+_NUMBER = re.compile(r"(?<![\w.])-?\d{1,3}(?:,\d{3})+(?:\.\d+)?|-?\d*\.?\d+(?:e[-+]?\d+)?")
 _WORD = re.compile(r"[a-z0-9]+")
 _SCALES = {"hundred": 1e2, "thousand": 1e3, "k": 1e3, "million": 1e6, "m": 1e6, "billion": 1e9, "bn": 1e9,
            "trillion": 1e12}
@@ -39,7 +39,7 @@ _NUMBER_WORDS = {w: float(i) for i, w in enumerate(
     "thirty": 30.0, "forty": 40.0, "fifty": 50.0, "sixty": 60.0, "seventy": 70.0, "eighty": 80.0, "ninety": 90.0,
     "hundred": 100.0, "thousand": 1e3, "million": 1e6, "billion": 1e9, "half": 0.5, "quarter": 0.25,
     "once": 1.0, "twice": 2.0, "single": 1.0, "double": 2.0, "triple": 3.0, "dozen": 12.0, "first": 1.0,
-    "second": 2.0, "third": 3.0,
+    "second": 2.0, "third": 3.0, "decade": 10.0, "century": 100.0,
 }
 _STOP = frozenset(
     "a an the of to in on at by for and or with from as is are be it its this that these those my your our "
