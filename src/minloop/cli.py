@@ -22,7 +22,7 @@ from .models.base import Model
 from .result import RunResult, Step
 from .tools import Tool, tool
 from .context import ContextPolicy
-from .batch import batch_command
+from .batch import batch_command, build_model, build_tools
 from .doctor import doctor_command
 from .evals.bfcl_run import eval_bfcl_command
 from .messages import ToolCall
@@ -40,7 +40,6 @@ app.add_typer(eval_app, name="eval")
 out = Console()
 err = Console(stderr=True)
 EXIT_CODES = {"success": 0}
-LOCAL_ALIASES = ("local", "local-0.5b", "local-1.5b")
 
 
 @app.callback()
@@ -105,26 +104,15 @@ async def _drive(loop: Loop, prompt: str, *, live: bool) -> RunResult:
 
 
 def _model(name: str, base_url: str | None, api_key_env: str, gguf: Path | None) -> Model:
-    if gguf is not None or (name in LOCAL_ALIASES and base_url is None):
+    if gguf is not None:
         from .models.local import LocalModel
 
-        if gguf is not None:
-            return LocalModel(path=gguf)
-        return LocalModel("qwen2.5-coder-1.5b" if name == "local-1.5b" else "qwen2.5-coder-0.5b")
-    from .models.openai import OpenAIModel
-
-    return OpenAIModel(name, base_url=base_url or "https://api.openai.com/v1", api_key_env=api_key_env)
+        return LocalModel(path=gguf)
+    return build_model(name, base_url=base_url, api_key_env=api_key_env)
 
 
 def _tools(specs: list[str], builtin: bool, root: Path) -> list[Tool]:
-    found: list[Tool] = []
-    if builtin:
-        from .builtins import default_tools
-
-        found.extend(default_tools(root))
-    for spec in specs:
-        found.extend(load_tools(spec))
-    return found
+    return build_tools([*(["builtins"] if builtin else []), *specs], str(root))
 
 
 def load_tools(spec: str) -> list[Tool]:
