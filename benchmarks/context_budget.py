@@ -46,9 +46,15 @@ class ScriptedDecisions:
         real = await self.model.call(request)  # raises ContextOverflowError past the window
         self.calls += 1
         if self.calls > len(CITIES):
-            return ModelResponse({"role": "assistant", "content": "Done: all seven cities looked up."}, real.usage)
+            return ModelResponse(
+                {"role": "assistant", "content": "Done: all seven cities looked up."}, real.usage
+            )
         args = json.dumps({"city": CITIES[self.calls - 1]})
-        call = {"id": f"c{self.calls}", "type": "function", "function": {"name": "get_weather", "arguments": args}}
+        call = {
+            "id": f"c{self.calls}",
+            "type": "function",
+            "function": {"name": "get_weather", "arguments": args},
+        }
         return ModelResponse({"role": "assistant", "content": None, "tool_calls": [call]}, real.usage)
 
 
@@ -61,7 +67,7 @@ def main() -> None:
     ways = {
         "no policy": (raw_tool, None),
         "window only": (raw_tool, WindowPolicy(max_messages=4)),
-        "full policy": (shaped_tool, ContextPolicy(keep_rounds=2, task_summary=True)),
+        "full policy": (shaped_tool, ContextPolicy(keep_steps=2, task_summary=True)),
     }
     table: dict[str, list[int | None]] = {}
     for name, (t, policy) in ways.items():
@@ -70,14 +76,20 @@ def main() -> None:
         )
         table[name] = [s.usage.prompt_tokens for s in result.steps] + [None] * (8 - len(result.steps))
         modes = ",".join(s.context.mode[0] if s.context else "-" for s in result.steps)
-        print(f"{name:>12}: {result.status:<17} {len(result.steps)} steps  modes {modes}  {result.error or ''}")
+        print(
+            f"{name:>12}: {result.status:<17} {len(result.steps)} steps  modes {modes}  {result.error or ''}"
+        )
     print(f"\nprompt tokens per step (window {args.window})")
     print(f"{'step':>4} " + " ".join(f"{n:>12}" for n in table) + f" {'full vs none':>13}")
     for i in range(8):
         row = [table[n][i] for n in table]
         none, full = row[0], row[-1]
         saving = f"{1 - full / none:>12.0%}" if none and full else f"{'-':>12}"
-        print(f"{i + 1:>4} " + " ".join(f"{v if v is not None else 'overflow':>12}" for v in row) + f" {saving:>13}")
+        print(
+            f"{i + 1:>4} "
+            + " ".join(f"{v if v is not None else 'overflow':>12}" for v in row)
+            + f" {saving:>13}"
+        )
 
 
 if __name__ == "__main__":

@@ -105,7 +105,9 @@ def main() -> None:
     for t in (0.75, 0.8, 0.85, 0.88, 0.9, 0.92, 0.94, 0.96, 0.98):
         rel = [p >= t for p, r in scored if r]
         irr = [p < t for p, r in scored if not r]
-        print(f"{t:>9.2f} {sum(rel)}/{len(rel):<9} {sum(irr)}/{len(irr):<11} {(sum(rel) / len(rel) + sum(irr) / len(irr)) / 2:>8.0%}")
+        print(
+            f"{t:>9.2f} {sum(rel)}/{len(rel):<9} {sum(irr)}/{len(irr):<11} {(sum(rel) / len(rel) + sum(irr) / len(irr)) / 2:>8.0%}"
+        )
 
 
 if __name__ == "__main__":

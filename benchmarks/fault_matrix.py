@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/fault_matrix.py
 
-Rows come from ``minloop.testing.faults.fault_matrix()`` (the same definition
+Rows come from ``minloop.testing.matrix.fault_matrix()`` (the same definition
 ``tests/test_fault_matrix.py`` asserts). Each run gets ``max_steps`` and a wall ``time_budget``;
 "valid" means ``check_transcript`` accepts ``RunResult.messages``. Exit code 1 if any row
 missed its expected status or step count, broke its transcript or overran the budget.
@@ -13,14 +13,31 @@ from __future__ import annotations
 import re
 import sys
 
-from minloop.testing.faults import MATRIX_BUDGET, MATRIX_MAX_STEPS, FaultOutcome, run_fault_matrix
+from minloop.testing.matrix import MATRIX_BUDGET, MATRIX_MAX_STEPS, FaultOutcome, run_fault_matrix
 
-COLUMNS = ("fault", "where injected", "status reached", "steps used", "transcript valid", "seconds", "what the model read / why it stopped", "ok")
+COLUMNS = (
+    "fault",
+    "where injected",
+    "status reached",
+    "steps used",
+    "transcript valid",
+    "seconds",
+    "what the model read / why it stopped",
+    "ok",
+)
 
 
 def row(o: FaultOutcome) -> tuple[str, ...]:
-    return (o.case.fault, o.case.where, o.status, str(o.steps), "yes" if o.valid else "NO",
-            f"{o.seconds:.2f}", detail(o), "yes" if o.ok else f"NO (expected {o.case.status}, {o.case.steps} steps)")
+    return (
+        o.case.fault,
+        o.case.where,
+        o.status,
+        str(o.steps),
+        "yes" if o.valid else "NO",
+        f"{o.seconds:.2f}",
+        detail(o),
+        "yes" if o.ok else f"NO (expected {o.case.status}, {o.case.steps} steps)",
+    )
 
 
 def detail(o: FaultOutcome) -> str:
@@ -40,7 +57,9 @@ def main() -> int:
     print(table([row(o) for o in outcomes]))
     failed = [o for o in outcomes if not o.ok]
     statuses = sorted({o.status for o in outcomes})
-    print(f"\n{len(outcomes)} rows, {len(outcomes) - len(failed)} ok; statuses reached: {', '.join(statuses)}")
+    print(
+        f"\n{len(outcomes)} rows, {len(outcomes) - len(failed)} ok; statuses reached: {', '.join(statuses)}"
+    )
     return 1 if failed else 0
 
 

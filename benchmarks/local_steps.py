@@ -36,7 +36,9 @@ def main() -> None:
     model.load()
     print(f"model {args.model}: loaded in {time.perf_counter() - started:.2f}s, {model.threads} threads")
     loop = Loop(model, [calculator, current_time], max_steps=4)
-    print(f"{'run':>3} {'step':>4} {'decision':<10} {'prompt':>6} {'evaluated':>9} {'generated':>9} {'seconds':>7}")
+    print(
+        f"{'run':>3} {'step':>4} {'decision':<10} {'prompt':>6} {'evaluated':>9} {'generated':>9} {'seconds':>7}"
+    )
     walls = []
     for i, prompt in enumerate((PROMPTS * 4)[: args.runs], 1):
         started = time.perf_counter()
@@ -44,12 +46,18 @@ def main() -> None:
         walls.append(time.perf_counter() - started)
         for step in result.steps:
             u = step.usage
-            print(f"{i:>3} {step.index:>4} {step.decision:<10} {u.prompt_tokens:>6} {u.evaluated_tokens or 0:>9} "
-                  f"{u.completion_tokens:>9} {step.model_latency:>7.2f}")
+            print(
+                f"{i:>3} {step.index:>4} {step.decision:<10} {u.prompt_tokens:>6} {u.evaluated_tokens or 0:>9} "
+                f"{u.completion_tokens:>9} {step.model_latency:>7.2f}"
+            )
         calls = [c.name for s in result.steps for c in s.tool_calls]
-        print(f"    run {i}: {result.status}, {len(result.steps)} steps, tools {calls}, {walls[-1]:.2f}s wall: {result.output!r}")
+        print(
+            f"    run {i}: {result.status}, {len(result.steps)} steps, tools {calls}, {walls[-1]:.2f}s wall: {result.output!r}"
+        )
     warm = walls[1:] or walls
-    print(f"\nfirst run {walls[0]:.2f}s wall; later runs mean {sum(warm) / len(warm):.2f}s wall (target <= 3 s)")
+    print(
+        f"\nfirst run {walls[0]:.2f}s wall; later runs mean {sum(warm) / len(warm):.2f}s wall (target <= 3 s)"
+    )
 
 
 if __name__ == "__main__":

@@ -31,19 +31,37 @@ import time
 from typing import Any, ClassVar
 
 CONTENDERS = ("httpx", "openai", "minloop", "minloop-sync")
-TOOLS = [{"type": "function", "function": {"name": "add", "description": "Add two integers.", "parameters": {
-    "type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a", "b"]}}}]
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "add",
+            "description": "Add two integers.",
+            "parameters": {
+                "type": "object",
+                "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+                "required": ["a", "b"],
+            },
+        },
+    }
+]
 _TOOL_ROLE = re.compile(rb'"role":\s*"tool"')
 
 
 # -- the mock server -------------------------------------------------------------------------
 
+
 def _response(message: dict[str, Any]) -> bytes:
-    body = json.dumps({
-        "id": "chatcmpl-mock", "object": "chat.completion", "created": 0, "model": "mock",
-        "choices": [{"index": 0, "message": {"role": "assistant", **message}, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": 20, "completion_tokens": 5, "total_tokens": 25},
-    }).encode()
+    body = json.dumps(
+        {
+            "id": "chatcmpl-mock",
+            "object": "chat.completion",
+            "created": 0,
+            "model": "mock",
+            "choices": [{"index": 0, "message": {"role": "assistant", **message}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 20, "completion_tokens": 5, "total_tokens": 25},
+        }
+    ).encode()
     head = f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
     return head.encode() + body
 
@@ -52,8 +70,11 @@ def _reply(rounds_asked: int, rounds_done: int) -> bytes:
     """A call to ``add`` while rounds remain (ids unique per transcript), then the answer."""
     if rounds_done >= rounds_asked:
         return _response({"content": "done"})
-    call = {"id": f"call_{rounds_done}", "type": "function",
-            "function": {"name": "add", "arguments": json.dumps({"a": rounds_done, "b": 1})}}
+    call = {
+        "id": f"call_{rounds_done}",
+        "type": "function",
+        "function": {"name": "add", "arguments": json.dumps({"a": rounds_done, "b": 1})},
+    }
     return _response({"content": None, "tool_calls": [call]})
 
 
@@ -90,6 +111,7 @@ async def serve() -> None:
 
 # -- the contenders ---------------------------------------------------------------------------
 
+
 def add(a: int, b: int) -> int:
     """Add two integers."""
     return a + b
@@ -103,12 +125,16 @@ async def add_async(a: int, b: int) -> int:
 def httpx_contender(base: str) -> Any:
     import httpx
 
-    client = httpx.AsyncClient(limits=httpx.Limits(max_connections=None, max_keepalive_connections=100), timeout=60)
+    client = httpx.AsyncClient(
+        limits=httpx.Limits(max_connections=None, max_keepalive_connections=100), timeout=60
+    )
 
     async def run() -> int:
         messages: list[dict[str, Any]] = [{"role": "user", "content": "Add things."}]
         for step in range(1, 20):
-            resp = await client.post(f"{base}/chat/completions", json={"model": "mock", "messages": messages, "tools": TOOLS})
+            resp = await client.post(
+                f"{base}/chat/completions", json={"model": "mock", "messages": messages, "tools": TOOLS}
+            )
             resp.raise_for_status()
             message = resp.json()["choices"][0]["message"]
             messages.append(message)
@@ -116,7 +142,9 @@ def httpx_contender(base: str) -> Any:
                 return step
             for call in message["tool_calls"]:
                 result = add(**json.loads(call["function"]["arguments"]))
-                messages.append({"role": "tool", "tool_call_id": call["id"], "content": json.dumps({"result": result})})
+                messages.append(
+                    {"role": "tool", "tool_call_id": call["id"], "content": json.dumps({"result": result})}
+                )
         raise RuntimeError("no answer")
 
     return run
@@ -137,7 +165,9 @@ def openai_contender(base: str) -> Any:
                 return step
             for call in message.tool_calls:
                 result = add(**json.loads(call.function.arguments))
-                messages.append({"role": "tool", "tool_call_id": call.id, "content": json.dumps({"result": result})})
+                messages.append(
+                    {"role": "tool", "tool_call_id": call.id, "content": json.dumps({"result": result})}
+                )
         raise RuntimeError("no answer")
 
     return run
@@ -181,27 +211,48 @@ async def measure(name: str, base: str, runs: int, concurrent: bool) -> dict[str
             steps += await run()
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"steps": steps, "ms_per_step": wall * 1000 / steps, "cpu_ms_per_step": cpu * 1000 / steps, "rss_mb": rss}
+    return {
+        "steps": steps,
+        "ms_per_step": wall * 1000 / steps,
+        "cpu_ms_per_step": cpu * 1000 / steps,
+        "rss_mb": rss,
+    }
 
 
 # -- the driver -------------------------------------------------------------------------------
 
+
 def worker(name: str, port: int, rounds: int, runs: int, concurrent: bool) -> dict[str, float]:
-    cmd = [sys.executable, __file__, "--worker", name, "--port", str(port), "--rounds", str(rounds),
-           "--runs", str(runs), *(["--concurrent-mode"] if concurrent else [])]
+    cmd = [
+        sys.executable,
+        __file__,
+        "--worker",
+        name,
+        "--port",
+        str(port),
+        "--rounds",
+        str(rounds),
+        "--runs",
+        str(runs),
+        *(["--concurrent-mode"] if concurrent else []),
+    ]
     done = subprocess.run(cmd, capture_output=True, text=True, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def import_ms(module: str, repeats: int = 5) -> float:
     code = f"import time; t = time.perf_counter(); import {module}; print(time.perf_counter() - t)"
-    times = [float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
-             for _ in range(repeats)]
+    times = [
+        float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+        for _ in range(repeats)
+    ]
     return min(times) * 1000
 
 
 def bench(port: int, args: argparse.Namespace) -> None:
-    print(f"{'N':>2} {'mode':<10} {'contender':<13} {'ms/step':>8} {'x httpx':>8} {'CPU ms/step':>12} {'peak RSS MB':>12}")
+    print(
+        f"{'N':>2} {'mode':<10} {'contender':<13} {'ms/step':>8} {'x httpx':>8} {'CPU ms/step':>12} {'peak RSS MB':>12}"
+    )
     for rounds in (1, 8):
         for mode, runs in (("sequential", args.runs), (f"{args.concurrent} conc.", args.concurrent)):
             best: dict[str, dict[str, float]] = {}
@@ -213,13 +264,20 @@ def bench(port: int, args: argparse.Namespace) -> None:
             base = best["httpx"]["ms_per_step"]
             for name in CONTENDERS:
                 b = best[name]
-                print(f"{rounds:>2} {mode:<10} {name:<13} {b['ms_per_step']:>8.3f} {b['ms_per_step'] / base:>7.2f}x "
-                      f"{b['cpu_ms_per_step']:>12.3f} {b['rss_mb']:>12.1f}")
-    print("\nimport time (best of 5, ms): " + ", ".join(f"{m} {import_ms(m):.0f}" for m in ("minloop", "httpx", "openai")))
+                print(
+                    f"{rounds:>2} {mode:<10} {name:<13} {b['ms_per_step']:>8.3f} {b['ms_per_step'] / base:>7.2f}x "
+                    f"{b['cpu_ms_per_step']:>12.3f} {b['rss_mb']:>12.1f}"
+                )
+    print(
+        "\nimport time (best of 5, ms): "
+        + ", ".join(f"{m} {import_ms(m):.0f}" for m in ("minloop", "httpx", "openai"))
+    )
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--runs", type=int, default=100, help="sequential runs per measurement")
     parser.add_argument("--concurrent", type=int, default=1000, help="concurrent runs per measurement")
     parser.add_argument("--repeats", type=int, default=3)
@@ -236,11 +294,15 @@ def main() -> None:
         base = f"http://127.0.0.1:{args.port}/n{args.rounds}/v1"
         print(json.dumps(asyncio.run(measure(args.worker, base, args.runs, args.concurrent_mode))))
         return
-    server = subprocess.Popen([sys.executable, __file__, "--serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    server = subprocess.Popen(
+        [sys.executable, __file__, "--serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     try:
         assert server.stdout is not None
         port = int(server.stdout.readline())
-        print(f"mock server pid {server.pid} on 127.0.0.1:{port}; {os.cpu_count()} cores; best of {args.repeats}\n")
+        print(
+            f"mock server pid {server.pid} on 127.0.0.1:{port}; {os.cpu_count()} cores; best of {args.repeats}\n"
+        )
         bench(port, args)
     finally:
         server.stdin.close()  # type: ignore[union-attr]

@@ -19,8 +19,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from minloop import Loop, tool
+from minloop.events import Event, TraceSink
 from minloop.testing import ScriptedModel, call, reply
-from minloop.trace.events import Event, TraceSink
 from minloop.trace.sqlite import SQLiteSink
 
 
@@ -88,14 +88,20 @@ def main() -> None:
     events_per_step = timed.events / (args.steps * (args.runs * args.repeats + 1))
     inside = timed.seconds / timed.events
     median = {name: statistics.median(values) for name, values in times.items()}
-    print(f"scripted run: {args.steps} steps x {args.runs} runs, median of {args.repeats} repeats; "
-          f"{events_per_step:.1f} events per step")
+    print(
+        f"scripted run: {args.steps} steps x {args.runs} runs, median of {args.repeats} repeats; "
+        f"{events_per_step:.1f} events per step"
+    )
     for name, seconds in median.items():
         print(f"  {name:<12} {seconds * 1e6:>8.0f} us per step   x{seconds / median['no sink']:.2f}")
-    print(f"SQLite sink vs no sink: x{median['SQLite sink'] / median['no sink']:.2f} per step, "
-          f"+{(median['SQLite sink'] - median['no sink']) * 1e6:.0f} us per step")
-    print(f"time inside SQLiteSink.emit: {inside * 1e6:.0f} us per event, "
-          f"{inside * events_per_step * 1e6:.0f} us per step (one committed transaction per event)")
+    print(
+        f"SQLite sink vs no sink: x{median['SQLite sink'] / median['no sink']:.2f} per step, "
+        f"+{(median['SQLite sink'] - median['no sink']) * 1e6:.0f} us per step"
+    )
+    print(
+        f"time inside SQLiteSink.emit: {inside * 1e6:.0f} us per event, "
+        f"{inside * events_per_step * 1e6:.0f} us per step (one committed transaction per event)"
+    )
 
 
 if __name__ == "__main__":

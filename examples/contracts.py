@@ -36,16 +36,20 @@ def add(a: int, b: int) -> int:
     return a + b
 
 
-model = ScriptedModel([
-    reply(None,
-          call("get_weather", {"city": "Beijing"}),
-          call("get_weather", {"city": "Atlantis"}),
-          call("get_weather", {"city": "Paris"}),
-          call("calculate_stock_price", {"ticker": "ACME"})),
-    reply(None, call("add", {"a": 25, "b": 3})),
-    "Beijing is sunny at 25 C, and 25 + 3 = 28. The Atlantis lookup timed out, "
-    "Paris returned malformed data, and I have no stock-price tool.",
-])
+model = ScriptedModel(
+    [
+        reply(
+            None,
+            call("get_weather", {"city": "Beijing"}),
+            call("get_weather", {"city": "Atlantis"}),
+            call("get_weather", {"city": "Paris"}),
+            call("calculate_stock_price", {"ticker": "ACME"}),
+        ),
+        reply(None, call("add", {"a": 25, "b": 3})),
+        "Beijing is sunny at 25 C, and 25 + 3 = 28. The Atlantis lookup timed out, "
+        "Paris returned malformed data, and I have no stock-price tool.",
+    ]
+)
 
 result = Loop(model, [get_weather, add], max_steps=5).run_sync("Weather in Beijing, Atlantis and Paris?")
 model.assert_done()

@@ -27,9 +27,17 @@ DOC = {
     "parameters": {
         "type": "dict",
         "properties": {
-            "stops": {"type": "array", "items": {"type": "tuple", "items": {"type": "float"}}, "description": "Points."},
-            "options": {"type": "dict", "properties": {"avoid": {"type": "string", "enum": ["tolls", "ferries"]}},
-                        "required": ["avoid"], "description": "Options."},
+            "stops": {
+                "type": "array",
+                "items": {"type": "tuple", "items": {"type": "float"}},
+                "description": "Points.",
+            },
+            "options": {
+                "type": "dict",
+                "properties": {"avoid": {"type": "string", "enum": ["tolls", "ferries"]}},
+                "required": ["avoid"],
+                "description": "Options.",
+            },
             "extra": {"type": "any", "description": "Anything.", "optional": True},
             "speed": {"type": "float", "description": "Km/h.", "default": 50.0},
             "fast": {"type": "boolean", "description": "Hurry."},
@@ -48,12 +56,31 @@ def test_bfcl_types_become_json_schema() -> None:
             "parameters": {
                 "type": "object",
                 "properties": {
-                    "stops": {"type": "array", "description": "Points.", "items": {
-                        "type": "array", "items": {"type": "number", "format": "float", "description": " This is a float type value."}}},
-                    "options": {"type": "object", "description": "Options.", "required": ["avoid"],
-                                "properties": {"avoid": {"type": "string", "enum": ["tolls", "ferries"]}}},
+                    "stops": {
+                        "type": "array",
+                        "description": "Points.",
+                        "items": {
+                            "type": "array",
+                            "items": {
+                                "type": "number",
+                                "format": "float",
+                                "description": " This is a float type value.",
+                            },
+                        },
+                    },
+                    "options": {
+                        "type": "object",
+                        "description": "Options.",
+                        "required": ["avoid"],
+                        "properties": {"avoid": {"type": "string", "enum": ["tolls", "ferries"]}},
+                    },
                     "extra": {"type": "string", "description": "Anything."},
-                    "speed": {"type": "number", "format": "float", "default": 50.0, "description": "Km/h. This is a float type value."},
+                    "speed": {
+                        "type": "number",
+                        "format": "float",
+                        "default": 50.0,
+                        "description": "Km/h. This is a float type value.",
+                    },
                     "fast": {"type": "boolean", "description": "Hurry."},
                 },
                 "required": ["stops", "fast"],
@@ -67,9 +94,18 @@ def test_a_placeholder_tool_sends_the_spec_and_validates_strictly() -> None:
     t = placeholder_tool(DOC)
     assert t.spec() == tool_spec(DOC)
     args = t.args.model_validate({"stops": [[1, 2.5]], "fast": True, "options": {"avoid": "x"}})
-    assert args.model_dump(by_alias=True, exclude_unset=True) == {"stops": [[1.0, 2.5]], "fast": True, "options": {"avoid": "x"}}
-    for bad in ({"stops": [[1, 2]]}, {"stops": "[[1, 2]]", "fast": True}, {"stops": [], "fast": "yes"},
-                {"stops": [], "fast": True, "speed": "fast"}, {"stops": [], "fast": True, "unknown": 1}):
+    assert args.model_dump(by_alias=True, exclude_unset=True) == {
+        "stops": [[1.0, 2.5]],
+        "fast": True,
+        "options": {"avoid": "x"},
+    }
+    for bad in (
+        {"stops": [[1, 2]]},
+        {"stops": "[[1, 2]]", "fast": True},
+        {"stops": [], "fast": "yes"},
+        {"stops": [], "fast": True, "speed": "fast"},
+        {"stops": [], "fast": True, "unknown": 1},
+    ):
         with pytest.raises(ValidationError):
             t.args.model_validate(bad)
 
@@ -78,30 +114,38 @@ def test_multi_turn_categories_are_refused_and_held_out_ones_load() -> None:
     for category in ("multi_turn_base", "live_parallel", "memory"):
         with pytest.raises(MinloopError, match="not evaluated here"):
             load_items(category, 1)
-    pytest.importorskip("bfcl_eval")
+    import bfcl_eval  # noqa: F401  (installed by scripts/setup.sh; a missing one is a failure, not a skip)
     (simple,), (irrelevant,) = load_items("live_simple", 1), load_items("live_irrelevance", 1)
     assert simple.answer and irrelevant.answer is None
 
 
 @pytest.fixture(scope="module")
 def check() -> Any:
-    pytest.importorskip("bfcl_eval")
+    import bfcl_eval  # noqa: F401  (installed by scripts/setup.sh; a missing one is a failure, not a skip)
     return load_checker()
 
 
 def test_known_predictions_are_scored_by_bfcls_checker(check: Any) -> None:
     simple, factorial = load_items("simple_python", 2)
-    assert (simple.id, simple.answer) == ("simple_python_0", [{"calculate_triangle_area": {"base": [10], "height": [5], "unit": ["units", ""]}}])
+    assert (simple.id, simple.answer) == (
+        "simple_python_0",
+        [{"calculate_triangle_area": {"base": [10], "height": [5], "unit": ["units", ""]}}],
+    )
     assert score(simple, [{"calculate_triangle_area": {"base": 10, "height": 5}}], check) == (True, "")
     assert score(simple, [{"calculate_triangle_area": {"base": 10, "height": 6}}], check) == (
-        False, "Invalid value for parameter 'height': 6. Expected one of [5].")
+        False,
+        "Invalid value for parameter 'height': 6. Expected one of [5].",
+    )
     assert score(simple, [{"calculate_triangle_area": {"base": "10", "height": 5}}], check)[0] is False
     assert score(simple, [], check) == (False, "no call")
     assert score(simple, None, check) == (False, "arguments are not a JSON object")
     assert score(factorial, [{"math.factorial": {"number": 5}}], check) == (True, "")  # BFCL's dotted name
 
     parallel = load_items("parallel", 1)[0]
-    both = [{"spotify.play": {"artist": "Maroon 5", "duration": 15}}, {"spotify.play": {"artist": "Taylor Swift", "duration": 20}}]
+    both = [
+        {"spotify.play": {"artist": "Maroon 5", "duration": 15}},
+        {"spotify.play": {"artist": "Taylor Swift", "duration": 20}},
+    ]
     assert score(parallel, both, check) == (True, "")  # in any order
     assert score(parallel, both[:1], check) == (False, "Wrong number of functions.")
 
@@ -109,7 +153,9 @@ def test_known_predictions_are_scored_by_bfcls_checker(check: Any) -> None:
     assert irrelevant.answer is None
     assert score(irrelevant, [], check) == (True, "")
     assert score(irrelevant, None, check) == (True, "")  # undecodable calls are no call, as BFCL counts
-    assert score(irrelevant, [{"determine_body_mass_index": {"weight": 1.0, "height": 2.0}}], check)[0] is False
+    assert (
+        score(irrelevant, [{"determine_body_mass_index": {"weight": 1.0, "height": 2.0}}], check)[0] is False
+    )
 
 
 def right_calls(answer: list[dict[str, Any]], broken: bool = False) -> list[dict[str, Any]]:
@@ -146,14 +192,19 @@ def test_end_to_end_the_loop_and_the_raw_baseline(check: Any) -> None:
     items = [i for c in chosen for i in load_items(c, 3)]
     right = asyncio.run(evaluate(oracle(items, fix_after_feedback=False), chosen, 3))
     assert [(s.category, s.items, s.correct, s.errors) for s in right.scores["loop"]] == [
-        ("simple_python", 3, 3, 0), ("parallel", 3, 3, 0), ("irrelevance", 3, 3, 0)]
+        ("simple_python", 3, 3, 0),
+        ("parallel", 3, 3, 0),
+        ("irrelevance", 3, 3, 0),
+    ]
     assert [(s.correct, s.errors) for s in right.scores["raw"]] == [(3, 0), (3, 0), (3, 0)]
 
     # Numbers sent as text: the loop's argument check objects and the model fixes them; one raw call cannot.
     slow = asyncio.run(evaluate(oracle(items, fix_after_feedback=True), ["simple_python"], 3, max_steps=3))
     assert (slow.scores["loop"][0].correct, slow.scores["raw"][0].correct) == (3, 0)
     wrong = next(r for r in slow.rows if r["arm"] == "raw")
-    assert wrong["prediction"] == [{"calculate_triangle_area": {"base": "10", "height": "5", "unit": "units"}}]
+    assert wrong["prediction"] == [
+        {"calculate_triangle_area": {"base": "10", "height": "5", "unit": "units"}}
+    ]
     strict = asyncio.run(evaluate(oracle(items, fix_after_feedback=True), ["simple_python"], 3, max_steps=1))
     assert strict.scores["loop"][0].correct == 0  # max_steps=1: strictly the first round
 
@@ -161,12 +212,19 @@ def test_end_to_end_the_loop_and_the_raw_baseline(check: Any) -> None:
 def test_minloop_eval_bfcl_prints_both_tables(check: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     from typer.testing import CliRunner
 
-    from minloop.cli import app
+    from minloop.cli.app import app
 
     items = [i for c in CATEGORIES for i in load_items(c, 2)]
-    monkeypatch.setattr("minloop.batch.build_model", lambda *a, **k: oracle(items, fix_after_feedback=False))
-    done = CliRunner().invoke(app, ["eval", "bfcl", "--limit", "2", "--model", "oracle", "--categories", ",".join(CATEGORIES)])
+    monkeypatch.setattr(
+        "minloop.cli.eval.build_model", lambda *a, **k: oracle(items, fix_after_feedback=False)
+    )
+    done = CliRunner().invoke(
+        app, ["eval", "bfcl", "--limit", "2", "--model", "oracle", "--categories", ",".join(CATEGORIES)]
+    )
     assert done.exit_code == 0, done.output
     out = done.output
-    assert "minloop loop (max_steps=3) · oracle" in out and "raw baseline (one call: no loop controls, no grounding) · oracle" in out
+    assert (
+        "minloop loop (max_steps=3) · oracle" in out
+        and "raw baseline (one call: no loop controls, no grounding) · oracle" in out
+    )
     assert out.count("100.0%") == 12  # 5 categories + all, twice

@@ -15,7 +15,7 @@ from minloop import ToolCall
 from minloop.builtins import ask_for_clarification, calculator, current_time, file_tools
 from minloop.builtins.calculator import evaluate
 from minloop.execute import ExecContext, execute_calls
-from minloop.tracing import run_logger
+from minloop.log import run_logger
 
 
 def call(tools: list, name: str, **args: object) -> tuple[str | None, dict]:
@@ -30,8 +30,18 @@ def test_calculator_is_exact_and_refuses_code() -> None:
     assert evaluate("(17 + 5) * 3") == 66
     assert evaluate("2 ^ 10") == 1024
     assert evaluate("max(3, sqrt(16))") == 4
-    assert call([calculator], "calculator", expression="7 / 2") == (None, {"expression": "7 / 2", "result": 3.5})
-    for attack in ["__import__('os').system('id')", "().__class__", "open('x')", "[1] * 10", "10 ** 100000", "True + 1"]:
+    assert call([calculator], "calculator", expression="7 / 2") == (
+        None,
+        {"expression": "7 / 2", "result": 3.5},
+    )
+    for attack in [
+        "__import__('os').system('id')",
+        "().__class__",
+        "open('x')",
+        "[1] * 10",
+        "10 ** 100000",
+        "True + 1",
+    ]:
         code, body = call([calculator], "calculator", expression=attack)
         assert code == "ERR_TOOL_FAILED" and body["error"].startswith("ValueError"), attack
     assert call([calculator], "calculator", expression="1/0")[1]["error"] == "ValueError: division by zero"
@@ -76,7 +86,10 @@ def test_list_files_counts_real_files(tree: Path) -> None:
 def test_read_and_search(tree: Path) -> None:
     tools = file_tools(tree)
     assert call(tools, "read_file", path="notes.md")[1] == {
-        "path": "notes.md", "chars": 17, "content": "todo: write docs\n", "truncated": False
+        "path": "notes.md",
+        "chars": 17,
+        "content": "todo: write docs\n",
+        "truncated": False,
     }
     code, body = call(tools, "search_files", query="TODO")
     assert [(m["path"], m["line"]) for m in body["matches"]] == [("notes.md", 1), ("pkg/big.py", 1)]

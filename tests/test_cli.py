@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from minloop.cli import app
+from minloop.cli.app import app
 from minloop.testing import ChatServer, call, reply
 
 runner = CliRunner()
@@ -24,22 +24,41 @@ def test_run_json_prints_the_whole_result(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_text("x = 1\n")
     script = [reply(None, call("list_files", {"pattern": "*.py"}, id="c1")), reply("One Python file: a.py.")]
     with ChatServer(script) as server:
-        code, output = invoke("run", "How many Python files?", "--model", "gpt-x", "--base-url", server.base_url,
-                              "--root", str(tmp_path), "--json")
+        code, output = invoke(
+            "run",
+            "How many Python files?",
+            "--model",
+            "gpt-x",
+            "--base-url",
+            server.base_url,
+            "--root",
+            str(tmp_path),
+            "--json",
+        )
     doc = json.loads(output)
     assert code == 0
-    assert (doc["status"], doc["final_message"]) == ("success", {"role": "assistant", "content": "One Python file: a.py."})
+    assert (doc["status"], doc["final_message"]) == (
+        "success",
+        {"role": "assistant", "content": "One Python file: a.py."},
+    )
     assert doc["trace_id"].startswith("trc_")
     assert [s["decision"] for s in doc["steps"]] == ["tool_calls", "answer"]
     tool_result = json.loads(doc["messages"][2]["content"])
     assert (tool_result["count"], tool_result["largest"]) == (1, {"path": "a.py", "bytes": 6})
     assert [t["function"]["name"] for t in server.requests[0]["tools"]] == [
-        "calculator", "current_time", "list_files", "read_file", "search_files"
+        "calculator",
+        "current_time",
+        "list_files",
+        "read_file",
+        "search_files",
     ]
 
 
 def test_live_view_shows_steps_errors_and_answer() -> None:
-    script = [reply(None, call("calculator", {"expression": "6*7"}, id="c1"), call("nope", {}, id="c2")), reply("42")]
+    script = [
+        reply(None, call("calculator", {"expression": "6*7"}, id="c1"), call("nope", {}, id="c2")),
+        reply("42"),
+    ]
     with ChatServer(script) as server:
         code, output = invoke("run", "6*7?", "--model", "gpt-x", "--base-url", server.base_url)
     assert code == 0
@@ -51,7 +70,9 @@ def test_live_view_shows_steps_errors_and_answer() -> None:
 def test_exit_code_is_non_zero_unless_success() -> None:
     script = [reply(None, call("calculator", {"expression": "1+1"}, id=f"c{i}")) for i in range(2)]
     with ChatServer(script) as server:
-        code, output = invoke("run", "loop", "--model", "gpt-x", "--base-url", server.base_url, "--max-steps", "2", "--json")
+        code, output = invoke(
+            "run", "loop", "--model", "gpt-x", "--base-url", server.base_url, "--max-steps", "2", "--json"
+        )
     assert code == 1 and json.loads(output)["status"] == "max_steps_exceeded"
 
 
@@ -62,20 +83,33 @@ def test_user_tools_from_module_attr(tmp_path: Path, monkeypatch: pytest.MonkeyP
     monkeypatch.chdir(tmp_path)
     script = [reply(None, call("shout", {"text": "hi"}, id="c1")), reply("HI")]
     with ChatServer(script) as server:
-        code, output = invoke("run", "shout hi", "--model", "m", "--base-url", server.base_url,
-                              "--tools", "my_tools:shout", "--no-builtin", "--json")
+        code, output = invoke(
+            "run",
+            "shout hi",
+            "--model",
+            "m",
+            "--base-url",
+            server.base_url,
+            "--tools",
+            "my_tools:shout",
+            "--no-builtin",
+            "--json",
+        )
     assert code == 0, output
     assert [t["function"]["name"] for t in server.requests[0]["tools"]] == ["shout"]
     assert json.loads(json.loads(output)["messages"][2]["content"])["result"] == "HI"
     sys.modules.pop("my_tools", None)
 
 
-@pytest.mark.parametrize(("spec", "message"), [
-    ("no_colon", "expected module:attr"),
-    ("missing_module_xyz:f", "cannot import 'missing_module_xyz'"),
-    ("json:no_such_attr", "has no attribute 'no_such_attr'"),
-    ("json:__version__", "expected a tool, a function or a list of them"),
-])
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("no_colon", "expected module:attr"),
+        ("missing_module_xyz:f", "cannot import 'missing_module_xyz'"),
+        ("json:no_such_attr", "has no attribute 'no_such_attr'"),
+        ("json:__version__", "expected a tool, a function or a list of them"),
+    ],
+)
 def test_bad_tools_spec_is_a_clear_error(spec: str, message: str) -> None:
     code, output = invoke("run", "x", "--model", "m", "--base-url", "http://127.0.0.1:9", "--tools", spec)
     assert code == 2 and message in output
@@ -108,9 +142,20 @@ def test_tools_needing_approval_are_denied_without_a_terminal_and_run_with_yes(
     for extra in ([], ["--yes"]):
         script = [reply(None, call("wipe", {"target": "disk"}, id="c1")), reply("ok")]
         with ChatServer(script) as server:
-            code, output = invoke("run", "wipe it", "--model", "m", "--base-url", server.base_url, "--no-builtin",
-                                  "--tools", "danger_tools:wipe", "--json", *extra)
-        doc = json.loads(output[output.index("{"):])
+            code, output = invoke(
+                "run",
+                "wipe it",
+                "--model",
+                "m",
+                "--base-url",
+                server.base_url,
+                "--no-builtin",
+                "--tools",
+                "danger_tools:wipe",
+                "--json",
+                *extra,
+            )
+        doc = json.loads(output[output.index("{") :])
         codes.append(json.loads(doc["messages"][2]["content"]).get("code", "ran"))
     assert codes == ["ERR_TOOL_DENIED", "ran"]
     sys.modules.pop("danger_tools", None)
@@ -118,17 +163,23 @@ def test_tools_needing_approval_are_denied_without_a_terminal_and_run_with_yes(
 
 def test_live_view_shows_what_the_context_policy_did(capsys: pytest.CaptureFixture[str]) -> None:
     from minloop import Step
-    from minloop.cli import _show_step
+    from minloop.cli.view import show_step as _show_step
     from minloop.context import ContextReport
 
-    report = ContextReport("summary", window=4096, tokens_before=3900, tokens_after=1200, rounds_summarised=4, results_shrunk=1)
-    _show_step(Step(index=6, decision="answer", message={"role": "assistant", "content": "ok"}, context=report))
+    report = ContextReport(
+        "summary", window=4096, tokens_before=3900, tokens_after=1200, steps_summarised=4, results_shrunk=1
+    )
+    _show_step(
+        Step(index=6, decision="answer", message={"role": "assistant", "content": "ok"}, context=report)
+    )
     shown = " ".join(capsys.readouterr().out.split())
-    assert "context summary: 4 round(s) summarised, 1 result(s) shrunk, 3900 -> 1200 of 4096 tokens" in shown
+    assert "context summary: 4 step(s) summarised, 1 result(s) shrunk, 3900 -> 1200 of 4096 tokens" in shown
 
 
 def test_doctor_command_is_registered(tmp_path: Path) -> None:
     bad = tmp_path / "t.json"
-    bad.write_text(json.dumps([{"role": "user", "content": "x"}, {"role": "tool", "tool_call_id": "c", "content": "{}"}]))
+    bad.write_text(
+        json.dumps([{"role": "user", "content": "x"}, {"role": "tool", "tool_call_id": "c", "content": "{}"}])
+    )
     code, output = invoke("doctor", str(bad))
     assert code == 1 and "orphan_tool_result" in output

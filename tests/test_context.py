@@ -7,7 +7,7 @@ import json
 import pytest
 
 from minloop import Loop, check_transcript, tool
-from minloop.context import ContextPolicy, WindowPolicy, estimate_tokens, split_rounds, summarise, task_summary
+from minloop.context import ContextPolicy, WindowPolicy, estimate_tokens, split_steps, summarise, task_summary
 from minloop.testing import ScriptedModel, call, reply
 
 NOISE = {f"debug_{i}": "x" * 150 for i in range(12)}  # ~2 KB of fields nobody asked for
@@ -38,29 +38,35 @@ def long_run(tool_name: str, policy: object, rounds: int = 10) -> tuple[object, 
 
 
 def test_s6_s22_every_list_sent_is_valid_and_within_budget() -> None:
-    policy = ContextPolicy(window=2500, reserve=300, keep_rounds=2)
+    policy = ContextPolicy(window=2500, reserve=300, keep_steps=2)
     result, model = long_run("lookup", policy)
     assert result.status == "success"  # type: ignore[attr-defined]
     for request in model.requests:
         transcript = [m for m in request.messages if m["content"] != Loop(model).controls.control_text]
         check_transcript(transcript)  # S7: no call is ever separated from its result
-        assert estimate_tokens(request.messages) + int(len(json.dumps(request.tools)) / 3.6) <= 2500 - 300 + 60
+        assert (
+            estimate_tokens(request.messages) + int(len(json.dumps(request.tools)) / 3.6) <= 2500 - 300 + 60
+        )
     modes = [s.context.mode for s in result.steps]  # type: ignore[attr-defined]
     assert modes[0] == "full" and modes[-1] == "summary"
     assert len(result.messages) == 1 + 2 * 10 + 1  # type: ignore[attr-defined]  # the stored transcript stays whole
 
 
 def test_s6_summary_names_each_older_round_and_its_results() -> None:
-    result, model = long_run("lookup_clean", ContextPolicy(window=700, reserve=100, keep_rounds=2), rounds=6)
+    result, model = long_run("lookup_clean", ContextPolicy(window=700, reserve=100, keep_steps=2), rounds=6)
     last = model.requests[-1].messages
-    summary = next(m for m in last if (m["content"] or "").startswith("Summary of earlier rounds"))
+    summary = next(m for m in last if (m["content"] or "").startswith("Summary of earlier steps"))
     lines = summary["content"].splitlines()[1:]
-    assert lines[0] == 'round 1: lookup({"city": "Beijing"}) -> {"city":"Beijing","condition":"Sunny","temperature":27}'.replace(
-        "lookup(", "lookup_clean(")
+    assert (
+        lines[0]
+        == 'step 1: lookup({"city": "Beijing"}) -> {"city":"Beijing","condition":"Sunny","temperature":27}'.replace(
+            "lookup(", "lookup_clean("
+        )
+    )
     assert len(lines) == 4  # rounds 1-4 summarised, rounds 5-6 whole
     kept_calls = [m["tool_calls"][0]["function"]["arguments"] for m in last if m.get("tool_calls")]
     assert kept_calls == ['{"city": "Cairo"}', '{"city": "Delhi"}']
-    assert result.steps[-1].context.rounds_summarised == 4  # type: ignore[attr-defined]
+    assert result.steps[-1].context.steps_summarised == 4  # type: ignore[attr-defined]
 
 
 def test_s24_keep_fields_drops_noise() -> None:
@@ -70,7 +76,7 @@ def test_s24_keep_fields_drops_noise() -> None:
 
 
 def test_s22_oldest_results_shrink_when_summary_is_not_enough() -> None:
-    result, model = long_run("lookup", ContextPolicy(window=1400, reserve=100, keep_rounds=2), rounds=4)
+    result, model = long_run("lookup", ContextPolicy(window=1400, reserve=100, keep_steps=2), rounds=4)
     assert result.status == "success"  # type: ignore[attr-defined]
     shrunk = [s.context.results_shrunk for s in result.steps]  # type: ignore[attr-defined]
     assert max(shrunk) >= 1
@@ -92,24 +98,55 @@ def test_s7_window_policy_keeps_whole_rounds() -> None:
     last = model.requests[-1].messages
     check_transcript([m for m in last if m["role"] != "system"])
     roles = [m["role"] for m in last]
-    assert roles == ["user", "assistant", "tool", "assistant", "tool", "system"]  # 2 rounds of 2 + the control
+    assert roles == [
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+        "tool",
+        "system",
+    ]  # 2 rounds of 2 + the control
 
 
-def test_split_rounds_and_task_summary() -> None:
+def test_split_steps_and_task_summary() -> None:
     messages = [
         {"role": "system", "content": "be brief"},
         {"role": "user", "content": "weather in Oslo?"},
-        {"role": "assistant", "content": None, "tool_calls": [{"id": "a", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}]},
-        {"role": "tool", "tool_call_id": "a", "name": "lookup", "content": '{"code": "ERR_TOOL_TIMEOUT", "trace_id": "t"}'},
-        {"role": "assistant", "content": None, "tool_calls": [{"id": "b", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "a", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}
+            ],
+        },
+        {
+            "role": "tool",
+            "tool_call_id": "a",
+            "name": "lookup",
+            "content": '{"code": "ERR_TOOL_TIMEOUT", "trace_id": "t"}',
+        },
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "b", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}
+            ],
+        },
         {"role": "tool", "tool_call_id": "b", "name": "lookup", "content": '{"temp": 3, "trace_id": "t"}'},
     ]
-    pinned, rounds = split_rounds(messages)
+    pinned, rounds = split_steps(messages)
     assert (len(pinned), [len(r) for r in rounds]) == (2, [2, 2])
-    assert task_summary(messages) == {"role": "system", "content": (
-        "Task: weather in Oslo?\nInformation gathered: lookup: {\"temp\":3}\n"
-        "Still to do: retry or work around: lookup: {\"code\":\"ERR_TOOL_TIMEOUT\"}")}
-    assert summarise(rounds[:1], 80)["content"] == 'Summary of earlier rounds:\nround 1: lookup({}) -> {"code":"ERR_TOOL_TIMEOUT"}'
+    assert task_summary(messages) == {
+        "role": "system",
+        "content": (
+            'Task: weather in Oslo?\nInformation gathered: lookup: {"temp":3}\n'
+            'Still to do: retry or work around: lookup: {"code":"ERR_TOOL_TIMEOUT"}'
+        ),
+    }
+    assert (
+        summarise(rounds[:1], 80)["content"]
+        == 'Summary of earlier steps:\nstep 1: lookup({}) -> {"code":"ERR_TOOL_TIMEOUT"}'
+    )
 
 
 def test_task_summary_is_sent_at_the_head_each_round() -> None:
@@ -124,5 +161,7 @@ def test_task_summary_is_sent_at_the_head_each_round() -> None:
 def test_context_needs_a_window() -> None:
     from minloop import MinloopError
 
-    with pytest.raises(MinloopError, match="needs a window"):
-        Loop(ScriptedModel(["x"]), [], context=ContextPolicy()).run_sync("hi")
+    with pytest.raises(
+        MinloopError, match=r"ContextPolicy needs a token window: give ContextPolicy\(window=...\)"
+    ):
+        Loop(ScriptedModel(["x"]), [], context=ContextPolicy())

@@ -6,12 +6,17 @@ import minloop
 def test_all_is_sorted_and_complete() -> None:
     assert minloop.__all__ == sorted(minloop.__all__)
     public = {
-        name for name in dir(minloop)
+        name
+        for name in dir(minloop)
         if not name.startswith("_") and not inspect.ismodule(getattr(minloop, name))
     }
     assert public == set(minloop.__all__)
     for name in minloop.__all__:
-        assert getattr(minloop, name).__module__.startswith("minloop") or name in {"Message", "ErrorCode", "Status"}
+        assert getattr(minloop, name).__module__.startswith("minloop") or name in {
+            "Message",
+            "ErrorCode",
+            "Status",
+        }
 
 
 def test_import_has_no_side_effects() -> None:

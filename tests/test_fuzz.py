@@ -42,26 +42,40 @@ def wipe(path: str = "/") -> str:
 
 text = st.text(alphabet='ab {}[]":,', max_size=6)  # JSON's own characters, to hit its edges
 scalars = st.none() | st.booleans() | st.integers(-2, 2) | text
-jsonish = st.recursive(scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(text, inner, max_size=3),
-                       max_leaves=6)
+jsonish = st.recursive(
+    scalars,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(text, inner, max_size=3),
+    max_leaves=6,
+)
 roles = st.sampled_from(sorted(ROLES)) | st.sampled_from(["bot", "", None, 3])
 ids = st.sampled_from(["c1", "c2", "c3", "", None])
 names = st.sampled_from(["echo", "echo", "wipe", "fake_tool", "", None, 7])
-arguments = (st.sampled_from(["{}", '{"text": "hi"}', '{"text": 5}', '{"path": "/"}', "{", "", "[1]", "null"])
-             | text | st.builds(json.dumps, st.dictionaries(st.sampled_from(["text", "path", "x"]), jsonish,
-                                                                            max_size=2)))
+arguments = (
+    st.sampled_from(["{}", '{"text": "hi"}', '{"text": 5}', '{"path": "/"}', "{", "", "[1]", "null"])
+    | text
+    | st.builds(json.dumps, st.dictionaries(st.sampled_from(["text", "path", "x"]), jsonish, max_size=2))
+)
 wire_call = st.fixed_dictionaries(  # mostly a call a model could send, sometimes a wreck
     {"function": st.fixed_dictionaries({"name": names, "arguments": arguments})},
     optional={"id": ids, "type": st.just("function")},
-) | st.fixed_dictionaries({}, optional={
-    "id": ids, "type": st.just("function"),
-    "function": st.none() | st.fixed_dictionaries({}, optional={"name": names, "arguments": arguments | jsonish}),
-})
+) | st.fixed_dictionaries(
+    {},
+    optional={
+        "id": ids,
+        "type": st.just("function"),
+        "function": st.none()
+        | st.fixed_dictionaries({}, optional={"name": names, "arguments": arguments | jsonish}),
+    },
+)
 contents = st.none() | text | st.sampled_from(['{"ok": true}', "[]", "not json"]) | jsonish
 message = st.fixed_dictionaries(
     {"role": roles},
-    optional={"content": contents, "tool_calls": st.none() | st.lists(wire_call | scalars, max_size=2),
-              "tool_call_id": ids, "name": st.sampled_from(["echo", "", None])},
+    optional={
+        "content": contents,
+        "tool_calls": st.none() | st.lists(wire_call | scalars, max_size=2),
+        "tool_call_id": ids,
+        "name": st.sampled_from(["echo", "", None]),
+    },
 )
 
 
@@ -73,18 +87,33 @@ def conversations(draw: st.DrawFn) -> list[dict[str, Any]]:
         out.append({"role": "user", "content": draw(text)})
         for r in range(draw(st.integers(0, 2))):
             n = draw(st.integers(1, 2))
-            calls = [{"id": f"t{turn}r{r}c{j}", "type": "function", "function": {"name": "echo", "arguments": "{}"}}
-                     for j in range(n)]
+            calls = [
+                {
+                    "id": f"t{turn}r{r}c{j}",
+                    "type": "function",
+                    "function": {"name": "echo", "arguments": "{}"},
+                }
+                for j in range(n)
+            ]
             out.append({"role": "assistant", "content": None, "tool_calls": calls})
-            out += [{"role": "tool", "tool_call_id": c["id"], "name": "echo", "content": '{"echo": ""}'} for c in calls]
+            out += [
+                {"role": "tool", "tool_call_id": c["id"], "name": "echo", "content": '{"echo": ""}'}
+                for c in calls
+            ]
         if draw(st.booleans()):
             out.append({"role": "assistant", "content": draw(st.sampled_from(["Done.", "", " "]))})
     return out
 
 
-retouches = st.fixed_dictionaries({}, optional={
-    "role": roles, "content": contents, "tool_call_id": ids, "tool_calls": st.none() | st.lists(wire_call, max_size=2),
-}).filter(bool)
+retouches = st.fixed_dictionaries(
+    {},
+    optional={
+        "role": roles,
+        "content": contents,
+        "tool_call_id": ids,
+        "tool_calls": st.none() | st.lists(wire_call, max_size=2),
+    },
+).filter(bool)
 
 
 @st.composite
@@ -111,6 +140,7 @@ transcripts = conversations() | mutated() | st.lists(message, max_size=4)
 
 
 # --- properties ----------------------------------------------------------------------------------
+
 
 def answering_model() -> FunctionModel:
     return FunctionModel(lambda request: "ok", name="answers")
@@ -145,7 +175,8 @@ def test_doctor_agrees_with_check_transcript(messages: Any) -> None:
 
 
 replies = st.fixed_dictionaries(
-    {"tool_calls": st.lists(wire_call | scalars, min_size=1, max_size=3)}, optional={"content": contents},
+    {"tool_calls": st.lists(wire_call | scalars, min_size=1, max_size=3)},
+    optional={"content": contents},
 ) | st.fixed_dictionaries({}, optional={"content": contents, "tool_calls": st.none() | st.just([])})
 
 
@@ -165,27 +196,50 @@ def test_any_tool_call_payload_ends_in_a_defined_status(turns: list[dict[str, An
 
 # --- found by fuzzing: core bugs, fixed; kept as regression tests -------------------------------
 
+
 def test_a_call_whose_function_is_not_an_object_does_not_crash_the_run() -> None:
     turns = [{"content": None, "tool_calls": [{"id": "a", "function": "echo"}]}, "ok"]
     result: RunResult = Loop(ScriptedModel(turns), [echo]).run_sync("hi")
     assert result.status == "success"
 
 
-@pytest.mark.parametrize("messages", [
-    [{"role": ["user"], "content": "hi"}],
-    [{"role": "user", "content": "hi"},
-     {"role": "assistant", "content": None, "tool_calls": [{"id": ["a"], "function": {"name": "echo", "arguments": "{}"}}]}],
-    [{"role": "user", "content": "hi"},
-     {"role": "assistant", "content": None, "tool_calls": [{"id": "a", "function": {"name": "echo", "arguments": "{}"}}]},
-     {"role": "tool", "tool_call_id": ["a"], "content": "{}"}],
-], ids=["role", "call-id", "tool-call-id"])
+@pytest.mark.parametrize(
+    "messages",
+    [
+        [{"role": ["user"], "content": "hi"}],
+        [
+            {"role": "user", "content": "hi"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{"id": ["a"], "function": {"name": "echo", "arguments": "{}"}}],
+            },
+        ],
+        [
+            {"role": "user", "content": "hi"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{"id": "a", "function": {"name": "echo", "arguments": "{}"}}],
+            },
+            {"role": "tool", "tool_call_id": ["a"], "content": "{}"},
+        ],
+    ],
+    ids=["role", "call-id", "tool-call-id"],
+)
 def test_unhashable_values_raise_transcript_error(messages: list[Any]) -> None:
     with pytest.raises(TranscriptError):
         check_transcript(messages)
 
 
 def test_deeply_nested_arguments_are_args_invalid_not_a_crash() -> None:
-    turns = [{"content": None, "tool_calls": [{"id": "a", "function": {"name": "echo", "arguments": "[" * 100_000}}]}, "ok"]
+    turns = [
+        {
+            "content": None,
+            "tool_calls": [{"id": "a", "function": {"name": "echo", "arguments": "[" * 100_000}}],
+        },
+        "ok",
+    ]
     result = Loop(ScriptedModel(turns), [echo]).run_sync("hi")
     assert result.steps[0].errors == ["ERR_TOOL_ARGS_INVALID"]
 

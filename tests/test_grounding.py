@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import json
 
-from minloop.grounding import Evidence, ground_calls, prune, ungrounded
+from minloop.models.local.grounding import Evidence, ground_calls, prune, ungrounded
 
 BMI = {
     "type": "object",
     "properties": {
-        "weight": {"type": "number"}, "height": {"type": "number"},
-        "unit": {"type": "string", "enum": ["metric", "imperial"]}, "note": {"type": "string"},
+        "weight": {"type": "number"},
+        "height": {"type": "number"},
+        "unit": {"type": "string", "enum": ["metric", "imperial"]},
+        "note": {"type": "string"},
         "verbose": {"type": "boolean"},
     },
     "required": ["weight", "height"],
@@ -18,9 +20,14 @@ BMI = {
 
 
 def test_numbers_are_found_in_their_usual_spellings() -> None:
-    seen = Evidence("A car that travels 12,000 miles over five years, 100 million shares, a 5% rate, 2.5 kg, "
-                    "charges of 1e-9 and 2E-9 over the past decade.")
-    assert all(seen.has(v) for v in (12000, 12000.0, 5, 100_000_000, 0.05, 5.0, 2.5, 0, 1, True, None, 1e-9, 2e-9, 10))
+    seen = Evidence(
+        "A car that travels 12,000 miles over five years, 100 million shares, a 5% rate, 2.5 kg, "
+        "charges of 1e-9 and 2E-9 over the past decade."
+    )
+    assert all(
+        seen.has(v)
+        for v in (12000, 12000.0, 5, 100_000_000, 0.05, 5.0, 2.5, 0, 1, True, None, 1e-9, 2e-9, 10)
+    )
     assert not any(seen.has(v) for v in (70, 1.75, 2021, 0.5))
 
 
@@ -43,8 +50,11 @@ def test_required_values_must_be_given_and_optional_inventions_are_dropped() -> 
 
 def test_ground_calls_prunes_reports_and_leaves_what_the_loop_checks() -> None:
     spec = {"type": "function", "function": {"name": "bmi", "parameters": BMI}}
-    call = {"id": "c1", "type": "function", "function": {"name": "bmi", "arguments": json.dumps(
-        {"weight": 70, "height": 1.75, "note": "x"})}}
+    call = {
+        "id": "c1",
+        "type": "function",
+        "function": {"name": "bmi", "arguments": json.dumps({"weight": 70, "height": 1.75, "note": "x"})},
+    }
     unknown = {"id": "c2", "type": "function", "function": {"name": "nope", "arguments": '{"a": 1}'}}
     broken = {"id": "c3", "type": "function", "function": {"name": "bmi", "arguments": "{weight: 70"}}
     message = {"role": "assistant", "content": None, "tool_calls": [call, unknown, broken]}
@@ -56,9 +66,22 @@ def test_ground_calls_prunes_reports_and_leaves_what_the_loop_checks() -> None:
     ]
     grounded, missing = ground_calls(message, [spec], conversation)
     assert missing == {}
-    assert grounded == {"role": "assistant", "content": None, "tool_calls": [
-        {**call, "function": {"name": "bmi", "arguments": '{"weight": 70, "height": 1.75}'}}, unknown, broken]}
+    assert grounded == {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {**call, "function": {"name": "bmi", "arguments": '{"weight": 70, "height": 1.75}'}},
+            unknown,
+            broken,
+        ],
+    }
     # the assistant's own words are not evidence: only the user, system and tool messages are
-    _, missing = ground_calls(message, [spec], [{"role": "user", "content": "I weigh 70 kg."},
-                                                {"role": "assistant", "content": "You are 1.75 m tall."}])
+    _, missing = ground_calls(
+        message,
+        [spec],
+        [
+            {"role": "user", "content": "I weigh 70 kg."},
+            {"role": "assistant", "content": "You are 1.75 m tall."},
+        ],
+    )
     assert missing == {"bmi": ["height"]}

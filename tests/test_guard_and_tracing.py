@@ -10,8 +10,8 @@ import re
 import pytest
 
 from minloop import Loop, NestedModelCallError, TraceIdFilter, new_trace_id, tool
+from minloop.log import current_trace_id
 from minloop.testing import ScriptedModel, call, reply
-from minloop.tracing import current_trace_id
 
 INNER = ScriptedModel(["never used"], name="inner")
 
@@ -36,7 +36,9 @@ def sync_llm_tool(text: str) -> str:
 @pytest.mark.parametrize("bad_tool", [summarise_with_llm, sync_llm_tool])
 def test_s14_s25_a_model_called_inside_a_tool_fails_loudly(bad_tool: object) -> None:
     model = ScriptedModel([reply(None, call(bad_tool.name, {"text": "hi"}))])  # type: ignore[attr-defined]
-    with pytest.raises(NestedModelCallError, match=rf"model 'inner' was called from inside tool '{bad_tool.name}'"):  # type: ignore[attr-defined]
+    with pytest.raises(
+        NestedModelCallError, match=rf"model 'inner' was called from inside tool '{bad_tool.name}'"
+    ):  # type: ignore[attr-defined]
         Loop(model, [bad_tool]).run_sync("summarise hi")  # type: ignore[list-item]
     assert INNER.requests == []
 
@@ -67,16 +69,23 @@ def test_s19_every_log_record_of_a_run_carries_its_trace_id(caplog: pytest.LogCa
     handler_filter = TraceIdFilter()
     caplog.handler.addFilter(handler_filter)
     model = ScriptedModel([reply(None, call("ping")), "done"])
-    with caplog.at_level(logging.DEBUG):
-        with model:
-            result = Loop(model, [ping]).run_sync("ping")
+    with caplog.at_level(logging.DEBUG), model:
+        result = Loop(model, [ping]).run_sync("ping")
     caplog.handler.removeFilter(handler_filter)
     records = [r for r in caplog.records if r.name in ("minloop", "user.tool")]
     assert {r.trace_id for r in records} == {result.trace_id}  # type: ignore[attr-defined]
     messages = [r.getMessage().removeprefix(f"[{result.trace_id}] ") for r in records if r.name == "minloop"]
     kinds = [m.split(":")[0].split(" ")[0:2] for m in messages]
     assert [" ".join(k) for k in kinds] == [
-        "run start", "step 1", "step 1", "tool call", "tool result", "step 1",
-        "step 2", "step 2", "step 2", "run end",
+        "run start",
+        "step 1",
+        "step 1",
+        "tool call",
+        "tool result",
+        "step 1",
+        "step 2",
+        "step 2",
+        "step 2",
+        "run end",
     ]
     assert current_trace_id.get() is None  # nothing leaks after the run

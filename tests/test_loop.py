@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Sequence
 
 import pytest
 
-from minloop import Controls, Loop, MinloopError, ModelError, ModelRequest, TranscriptError, tool
+from minloop import Controls, Loop, Message, MinloopError, ModelError, ModelRequest, TranscriptError, tool
 from minloop.decision import CONTROL_TEXT, DECAY_TEXT
 from minloop.testing import FunctionModel, ScriptedModel, call, reply
 
@@ -37,11 +38,23 @@ def test_s1_s2_four_steps_close_the_loop() -> None:
     assert result.output == "Sunny, 25 C in Beijing."
     expected = [
         {"role": "user", "content": "Weather in Beijing?"},
-        {"role": "assistant", "content": None, "tool_calls": [
-            {"id": "call_1_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Beijing"}'}}
-        ]},
-        {"role": "tool", "tool_call_id": "call_1_1", "name": "get_weather",
-         "content": content(city="Beijing", condition="Sunny", temperature=25)},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "call_1_1",
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": '{"city": "Beijing"}'},
+                }
+            ],
+        },
+        {
+            "role": "tool",
+            "tool_call_id": "call_1_1",
+            "name": "get_weather",
+            "content": content(city="Beijing", condition="Sunny", temperature=25),
+        },
         {"role": "assistant", "content": "Sunny, 25 C in Beijing."},
     ]
     assert masked(result.messages, result.trace_id) == expected
@@ -79,7 +92,9 @@ def test_s3_tool_choice_auto_by_default_and_forcing_one_function() -> None:
         Loop(model, [add, get_weather]).run_sync("hello")
         Loop(model, [add, get_weather], tool_choice="add").run_sync("1+1")
     assert [r.tool_choice for r in model.requests] == [
-        "auto", {"type": "function", "function": {"name": "add"}}, "auto"  # forced once, then auto
+        "auto",
+        {"type": "function", "function": {"name": "add"}},
+        "auto",  # forced once, then auto
     ]
     assert [t["function"]["name"] for t in model.requests[0].tools] == ["add", "get_weather"]
 
@@ -92,38 +107,46 @@ def test_s8_empty_list_and_none_tool_calls_are_answers() -> None:
 
 
 def test_s9_unknown_tool_is_rerouted_not_a_crash() -> None:
-    model = ScriptedModel([
-        reply(None, call("fake_tool", {"q": 1})),
-        "Sorry, I can't recognize 'fake_tool'. Could you describe what you need differently?",
-    ])
+    model = ScriptedModel(
+        [
+            reply(None, call("fake_tool", {"q": 1})),
+            "Sorry, I can't recognize 'fake_tool'. Could you describe what you need differently?",
+        ]
+    )
     with model:
         result = Loop(model, [get_weather]).run_sync("use fake_tool")
     assert result.status == "success"
     tool_msg = result.messages[2]
     assert masked([tool_msg], result.trace_id)[0] == {
-        "role": "tool", "tool_call_id": "call_1_1", "name": "fake_tool",
-        "content": json.dumps({
-            "error": "unrecognized tool name 'fake_tool', turned into a clarification request",
-            "code": "ERR_TOOL_UNKNOWN",
-            "tool": "fake_tool",
-            "available_tools": ["get_weather"],
-            "clarification": {
-                "question": "I can't use a tool called 'fake_tool'. Could you rephrase what you need? I can use: get_weather.",
-                "next": "ask the user this question in your answer",
-            },
-            "trace_id": TID,
-        }),
+        "role": "tool",
+        "tool_call_id": "call_1_1",
+        "name": "fake_tool",
+        "content": json.dumps(
+            {
+                "error": "unrecognized tool name 'fake_tool', turned into a clarification request",
+                "code": "ERR_TOOL_UNKNOWN",
+                "tool": "fake_tool",
+                "available_tools": ["get_weather"],
+                "clarification": {
+                    "question": "I can't use a tool called 'fake_tool'. Could you rephrase what you need? I can use: get_weather.",
+                    "next": "ask the user this question in your answer",
+                },
+                "trace_id": TID,
+            }
+        ),
     }
     assert result.steps[0].results[0].rerouted_to == "ask_for_clarification"
     assert result.steps[0].valid is False
 
 
 def test_s10_decision_decay_forces_a_direct_answer() -> None:
-    model = ScriptedModel([
-        reply(None, call("nope", {})),               # invalid: unknown tool
-        reply(None, call("add", '{"a": "x"')),       # invalid: broken JSON
-        "I cannot compute that; please give two numbers.",
-    ])
+    model = ScriptedModel(
+        [
+            reply(None, call("nope", {})),  # invalid: unknown tool
+            reply(None, call("add", '{"a": "x"')),  # invalid: broken JSON
+            "I cannot compute that; please give two numbers.",
+        ]
+    )
     with model:
         result = Loop(model, [add]).run_sync("add something")
     assert result.status == "success"
@@ -134,10 +157,14 @@ def test_s10_decision_decay_forces_a_direct_answer() -> None:
 
 
 def test_s10_a_valid_round_resets_the_decay_counter() -> None:
-    model = ScriptedModel([
-        reply(None, call("nope", {})), reply(None, call("add", {"a": 1, "b": 2})),
-        reply(None, call("nope", {})), "3",
-    ])
+    model = ScriptedModel(
+        [
+            reply(None, call("nope", {})),
+            reply(None, call("add", {"a": 1, "b": 2})),
+            reply(None, call("nope", {})),
+            "3",
+        ]
+    )
     with model:
         Loop(model, [add]).run_sync("1+2")
     assert [r.tool_choice for r in model.requests] == ["auto"] * 4
@@ -150,7 +177,10 @@ def test_s10_blank_replies_count_as_invalid_and_are_not_stored() -> None:
     assert result.status == "success"
     assert [s.decision for s in result.steps] == ["blank", "blank", "answer"]
     assert model.requests[2].tool_choice == "none"
-    assert result.messages == [{"role": "user", "content": "hello"}, {"role": "assistant", "content": "Here is my answer."}]
+    assert result.messages == [
+        {"role": "user", "content": "hello"},
+        {"role": "assistant", "content": "Here is my answer."},
+    ]
 
 
 def test_s18_control_message_role_and_switch() -> None:
@@ -170,7 +200,10 @@ def test_s5_legacy_function_role() -> None:
     with model:
         result = Loop(model, [add], controls=Controls(result_role="function")).run_sync("1+1")
     assert masked(result.messages, result.trace_id)[2] == {
-        "role": "function", "name": "add", "tool_call_id": "call_1_1", "content": content(result=2)
+        "role": "function",
+        "name": "add",
+        "tool_call_id": "call_1_1",
+        "content": content(result=2),
     }
 
 
@@ -190,7 +223,9 @@ def test_s26_the_loop_keeps_no_state_between_runs() -> None:
 
 
 def test_step_wise_driving_with_iter() -> None:
-    model = ScriptedModel([reply(None, call("add", {"a": 1, "b": 2})), reply(None, call("add", {"a": 3, "b": 4})), "10"])
+    model = ScriptedModel(
+        [reply(None, call("add", {"a": 1, "b": 2})), reply(None, call("add", {"a": 3, "b": 4})), "10"]
+    )
     loop = Loop(model, [add])
 
     async def drive() -> list[tuple[int, str, int]]:
@@ -213,7 +248,9 @@ def test_message_list_input_is_checked_and_not_mutated() -> None:
     assert len(history) == 2
     assert result.messages == [*history, {"role": "assistant", "content": "2"}]
     with pytest.raises(TranscriptError, match="message 1: orphan_tool_result"):
-        Loop(model, [add]).run_sync([{"role": "user", "content": "x"}, {"role": "tool", "tool_call_id": "c", "content": "{}"}])
+        Loop(model, [add]).run_sync(
+            [{"role": "user", "content": "x"}, {"role": "tool", "tool_call_id": "c", "content": "{}"}]
+        )
 
 
 def test_model_failure_ends_with_model_error_and_keeps_records() -> None:
@@ -249,10 +286,11 @@ def test_scripted_model_fails_loudly() -> None:
 
 
 def test_s23_optional_conclusion_check() -> None:
-    from minloop.decision import UNFINISHED_TEXT
+    note = "That was not an answer yet: give the result."
 
-    def concluded(text: str) -> bool:
-        return not text.rstrip().endswith("...")
+    def concluded(text: str, messages: Sequence[Message]) -> str | None:
+        assert messages[0] == {"role": "user", "content": "2+2?"}
+        return note if text.rstrip().endswith("...") else None
 
     model = ScriptedModel(["Let me check that...", "It is 4."])
     with model:
@@ -264,4 +302,4 @@ def test_s23_optional_conclusion_check() -> None:
         {"role": "assistant", "content": "Let me check that..."},
         {"role": "assistant", "content": "It is 4."},
     ]
-    assert model.requests[1].messages[-1] == {"role": "system", "content": UNFINISHED_TEXT}
+    assert model.requests[1].messages[-1] == {"role": "system", "content": note}

@@ -7,7 +7,11 @@ import pytest
 from minloop import TranscriptError, check_transcript
 from minloop.messages import TranscriptChecker, normalize_input, tool_calls_of
 
-CALL = {"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Beijing"}'}}
+CALL = {
+    "id": "c1",
+    "type": "function",
+    "function": {"name": "get_weather", "arguments": '{"city": "Beijing"}'},
+}
 ASK = {"role": "assistant", "content": None, "tool_calls": [CALL]}
 RESULT = {"role": "tool", "tool_call_id": "c1", "name": "get_weather", "content": '{"temp": 25}'}
 USER = {"role": "user", "content": "weather in Beijing?"}
@@ -21,7 +25,15 @@ def rule_of(messages: object) -> tuple[int | None, str]:
 
 def test_valid_transcripts_pass() -> None:
     check_transcript([USER])
-    check_transcript([{"role": "system", "content": "be brief"}, USER, ASK, RESULT, {"role": "assistant", "content": "Sunny"}])
+    check_transcript(
+        [
+            {"role": "system", "content": "be brief"},
+            USER,
+            ASK,
+            RESULT,
+            {"role": "assistant", "content": "Sunny"},
+        ]
+    )
     legacy = {"role": "function", "name": "get_weather", "tool_call_id": "c1", "content": "{}"}
     check_transcript([USER, ASK, legacy])
 
@@ -35,7 +47,10 @@ def test_s4_needs_a_user_message_and_a_list() -> None:
 
 def test_s5_roles_are_strict() -> None:
     assert rule_of([USER, {"role": "robot", "content": "x"}]) == (1, "invalid_role")
-    assert rule_of([USER, ASK, {"role": "function", "tool_call_id": "c1", "content": "{}"}]) == (2, "missing_name")
+    assert rule_of([USER, ASK, {"role": "function", "tool_call_id": "c1", "content": "{}"}]) == (
+        2,
+        "missing_name",
+    )
     assert rule_of([USER, "text"]) == (1, "not_an_object")
     assert rule_of([USER, {"role": "assistant", "content": None}]) == (1, "missing_content")
 
@@ -74,7 +89,11 @@ def test_s8_none_and_empty_list_both_mean_no_call() -> None:
 
 
 def test_bad_tool_calls_shape_is_named() -> None:
-    bad = {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "function": {"name": "f", "arguments": {}}}]}
+    bad = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [{"id": "c1", "function": {"name": "f", "arguments": {}}}],
+    }
     assert rule_of([USER, bad]) == (1, "bad_tool_calls")
     assert rule_of([USER, {"role": "assistant", "tool_calls": "f()"}]) == (1, "bad_tool_calls")
 
@@ -90,7 +109,13 @@ def verdict(check: object, messages: list) -> tuple[int | None, str] | None:
 def test_incremental_checker_agrees_with_check_transcript_on_every_prefix() -> None:
     status = {"role": "system", "content": "tool executed"}
     transcripts = [
-        [{"role": "system", "content": "be brief"}, USER, ASK, RESULT, {"role": "assistant", "content": "Sunny"}],
+        [
+            {"role": "system", "content": "be brief"},
+            USER,
+            ASK,
+            RESULT,
+            {"role": "assistant", "content": "Sunny"},
+        ],
         [USER, ASK, status, RESULT],
         [USER, ASK, RESULT, RESULT],
         [USER, ASK, {**RESULT, "tool_call_id": "c9"}],

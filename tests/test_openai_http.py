@@ -25,7 +25,10 @@ def model_for(server: ChatServer, **kwargs: object) -> OpenAIModel:
 
 
 def test_wire_format_round_trip() -> None:
-    script = [reply(None, call("get_weather", {"city": "Beijing"}, id="call_abc")), reply("Sunny in Beijing.")]
+    script = [
+        reply(None, call("get_weather", {"city": "Beijing"}, id="call_abc")),
+        reply("Sunny in Beijing."),
+    ]
     with ChatServer(script) as server:
         result = Loop(model_for(server), [get_weather]).run_sync("Weather in Beijing?")
     assert result.status == "success"
@@ -38,10 +41,23 @@ def test_wire_format_round_trip() -> None:
     }
     assert masked(second["messages"], result.trace_id) == [
         {"role": "user", "content": "Weather in Beijing?"},
-        {"role": "assistant", "content": None, "tool_calls": [
-            {"id": "call_abc", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Beijing"}'}}]},
-        {"role": "tool", "tool_call_id": "call_abc", "name": "get_weather",
-         "content": content(city="Beijing", condition="Sunny", temperature=25)},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "call_abc",
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": '{"city": "Beijing"}'},
+                }
+            ],
+        },
+        {
+            "role": "tool",
+            "tool_call_id": "call_abc",
+            "name": "get_weather",
+            "content": content(city="Beijing", condition="Sunny", temperature=25),
+        },
         {"role": "system", "content": Loop(model_for(server)).controls.control_text},
     ]
     assert server.headers[0]["Authorization"] == "Bearer sk-test"
@@ -55,7 +71,10 @@ def test_s8_server_returning_empty_tool_calls_list() -> None:
 
 
 def test_s2_server_returning_text_plus_tool_calls() -> None:
-    script = [reply("Checking the weather...", call("get_weather", {"city": "Paris"}, id="c1")), reply("Sunny.")]
+    script = [
+        reply("Checking the weather...", call("get_weather", {"city": "Paris"}, id="c1")),
+        reply("Sunny."),
+    ]
     with ChatServer(script) as server:
         result = Loop(model_for(server), [get_weather]).run_sync("Paris?")
     assert [s.decision for s in result.steps] == ["tool_calls", "answer"]
@@ -65,7 +84,14 @@ def test_s2_server_returning_text_plus_tool_calls() -> None:
 def test_malformed_arguments_go_back_to_the_model() -> None:
     script = [
         reply(None, call("get_weather", '{"city": Beij', id="c1")),
-        reply(None, {"id": "c2", "type": "function", "function": {"name": "get_weather", "arguments": {"city": "Oslo"}}}),
+        reply(
+            None,
+            {
+                "id": "c2",
+                "type": "function",
+                "function": {"name": "get_weather", "arguments": {"city": "Oslo"}},
+            },
+        ),
         reply("Sunny in Oslo."),
     ]
     with ChatServer(script) as server:
@@ -96,9 +122,8 @@ def test_errors_that_remain_end_the_run_with_model_error() -> None:
 def test_direct_call_raises_http_error() -> None:
     from minloop import ModelRequest
 
-    with ChatServer([Fault(500), Fault(500)]) as server:
-        with pytest.raises(ModelHTTPError) as info:
-            asyncio.run(model_for(server, max_retries=1).call(ModelRequest([{"role": "user", "content": "x"}])))
+    with ChatServer([Fault(500), Fault(500)]) as server, pytest.raises(ModelHTTPError) as info:
+        asyncio.run(model_for(server, max_retries=1).call(ModelRequest([{"role": "user", "content": "x"}])))
     assert info.value.status_code == 500
 
 

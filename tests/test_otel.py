@@ -44,39 +44,68 @@ def tree(spans: tuple[ReadableSpan, ...]) -> list[tuple[str, str | None]]:
 
 def test_spans_follow_run_step_model_tool_with_gen_ai_attributes() -> None:
     spans, provider = exporter()
-    model = scripted([reply(None, call("add", {"a": 2, "b": 3}, id="c1"), call("nope", {}, id="c2")),
-                      {"role": "assistant", "content": "5"}])
+    model = scripted(
+        [
+            reply(None, call("add", {"a": 2, "b": 3}, id="c1"), call("nope", {}, id="c2")),
+            {"role": "assistant", "content": "5"},
+        ]
+    )
     result = Loop(model, [add], sinks=[OTelSink(provider, provider="openai")]).run_sync("2 + 3?")
     finished = spans.get_finished_spans()
     assert tree(finished) == [
-        ("chat gpt-x", "step 1"), ("execute_tool add", "step 1"), ("execute_tool nope", "step 1"),
+        ("chat gpt-x", "step 1"),
+        ("execute_tool add", "step 1"),
+        ("execute_tool nope", "step 1"),
         ("step 1", "invoke_agent minloop"),
-        ("chat gpt-x", "step 2"), ("step 2", "invoke_agent minloop"),
+        ("chat gpt-x", "step 2"),
+        ("step 2", "invoke_agent minloop"),
         ("invoke_agent minloop", None),
     ]
     by_name = {s.name: s for s in finished}
     tid = result.trace_id
     assert dict(by_name["invoke_agent minloop"].attributes or {}) == {
-        "minloop.trace_id": tid, "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "minloop",
-        "gen_ai.request.model": "gpt-x", "gen_ai.provider.name": "openai", "minloop.max_steps": 10,
-        "minloop.tools": ("add",), "minloop.status": "success", "minloop.steps": 2,
-        "gen_ai.usage.input_tokens": 24, "gen_ai.usage.output_tokens": 6,
+        "minloop.trace_id": tid,
+        "gen_ai.operation.name": "invoke_agent",
+        "gen_ai.agent.name": "minloop",
+        "gen_ai.request.model": "gpt-x",
+        "gen_ai.provider.name": "openai",
+        "minloop.max_steps": 10,
+        "minloop.tools": ("add",),
+        "minloop.status": "success",
+        "minloop.steps": 2,
+        "gen_ai.usage.input_tokens": 24,
+        "gen_ai.usage.output_tokens": 6,
     }
     assert dict(by_name["chat gpt-x"].attributes or {}) == {
-        "minloop.trace_id": tid, "gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-x",
-        "gen_ai.provider.name": "openai", "gen_ai.usage.input_tokens": 12, "gen_ai.usage.output_tokens": 3,
+        "minloop.trace_id": tid,
+        "gen_ai.operation.name": "chat",
+        "gen_ai.request.model": "gpt-x",
+        "gen_ai.provider.name": "openai",
+        "gen_ai.usage.input_tokens": 12,
+        "gen_ai.usage.output_tokens": 3,
         "gen_ai.response.finish_reasons": ("stop",),
     }
     assert dict(by_name["execute_tool add"].attributes or {}) == {
-        "minloop.trace_id": tid, "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "add",
-        "gen_ai.tool.call.id": "c1", "gen_ai.tool.type": "function",
+        "minloop.trace_id": tid,
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": "add",
+        "gen_ai.tool.call.id": "c1",
+        "gen_ai.tool.type": "function",
     }
     unknown = by_name["execute_tool nope"]
-    assert (unknown.status.status_code, dict(unknown.attributes or {})["error.type"]) == (StatusCode.ERROR, "ERR_TOOL_UNKNOWN")
+    assert (unknown.status.status_code, dict(unknown.attributes or {})["error.type"]) == (
+        StatusCode.ERROR,
+        "ERR_TOOL_UNKNOWN",
+    )
     assert dict(by_name["step 2"].attributes or {}) == {
-        "minloop.trace_id": tid, "minloop.step": 2, "minloop.decayed": False, "minloop.tool_choice": "auto",
-        "minloop.decision": "answer", "minloop.valid": True,
-        "gen_ai.usage.input_tokens": 12, "gen_ai.usage.output_tokens": 3,
+        "minloop.trace_id": tid,
+        "minloop.step": 2,
+        "minloop.decayed": False,
+        "minloop.tool_choice": "auto",
+        "minloop.decision": "answer",
+        "minloop.valid": True,
+        "gen_ai.usage.input_tokens": 12,
+        "gen_ai.usage.output_tokens": 3,
     }
     assert all(s.end_time >= s.start_time for s in finished)
     assert all(s.context.trace_id == finished[-1].context.trace_id for s in finished)
@@ -84,15 +113,21 @@ def test_spans_follow_run_step_model_tool_with_gen_ai_attributes() -> None:
 
 def test_content_is_recorded_only_when_asked() -> None:
     spans, provider = exporter()
-    model = scripted([reply(None, call("add", {"a": 2, "b": 3}, id="c1")), {"role": "assistant", "content": "5"}])
+    model = scripted(
+        [reply(None, call("add", {"a": 2, "b": 3}, id="c1")), {"role": "assistant", "content": "5"}]
+    )
     result = Loop(model, [add], sinks=[OTelSink(provider, capture_content=True)]).run_sync("2 + 3?")
     tool_span = next(s for s in spans.get_finished_spans() if s.name == "execute_tool add")
     attributes = dict(tool_span.attributes or {})
     assert (attributes["gen_ai.tool.call.arguments"], attributes["gen_ai.tool.call.result"]) == (
-        '{"a": 2, "b": 3}', f'{{"result": 5, "trace_id": "{result.trace_id}"}}'
+        '{"a": 2, "b": 3}',
+        f'{{"result": 5, "trace_id": "{result.trace_id}"}}',
     )
     first_chat = next(s for s in spans.get_finished_spans() if s.name == "chat gpt-x")
-    assert dict(first_chat.attributes or {})["gen_ai.input.messages"] == '[{"role": "user", "content": "2 + 3?"}]'
+    assert (
+        dict(first_chat.attributes or {})["gen_ai.input.messages"]
+        == '[{"role": "user", "content": "2 + 3?"}]'
+    )
 
 
 def test_a_failed_model_call_marks_its_spans_as_errors() -> None:
@@ -101,7 +136,10 @@ def test_a_failed_model_call_marks_its_spans_as_errors() -> None:
 
     spans, provider = exporter()
     Loop(FunctionModel(broken, name="gpt-x"), sinks=[OTelSink(provider)]).run_sync("hi")
-    status = {s.name: (s.status.status_code, dict(s.attributes or {}).get("error.type")) for s in spans.get_finished_spans()}
+    status = {
+        s.name: (s.status.status_code, dict(s.attributes or {}).get("error.type"))
+        for s in spans.get_finished_spans()
+    }
     assert status == {
         "chat gpt-x": (StatusCode.ERROR, "ModelError"),
         "step 1": (StatusCode.ERROR, "unfinished"),
@@ -111,7 +149,9 @@ def test_a_failed_model_call_marks_its_spans_as_errors() -> None:
 
 def test_without_opentelemetry_the_error_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "opentelemetry.trace", None)  # makes the import fail
-    with pytest.raises(MissingDependencyError, match=r"OpenTelemetry .* Install it with: pip install 'minloop\[otel\]'"):
+    with pytest.raises(
+        MissingDependencyError, match=r"OpenTelemetry .* Install it with: pip install 'minloop\[otel\]'"
+    ):
         OTelSink()
 
 

@@ -34,17 +34,26 @@ def recorded(turns: list[object], tools: list[object], **options: object) -> tup
 
 
 def test_a_stored_run_replays_offline_to_the_same_final_message(tmp_path: Path) -> None:
-    script = [reply(None, call("add", {"a": 2, "b": 3}, id="c1"), call("nope", {}, id="c2")), reply("2 + 3 = 5")]
+    script = [
+        reply(None, call("add", {"a": 2, "b": 3}, id="c1"), call("nope", {}, id="c2")),
+        reply("2 + 3 = 5"),
+    ]
     with ChatServer(script) as server, SQLiteSink(tmp_path / "t.db") as sink:
         from minloop.models.openai import OpenAIModel
 
-        original = Loop(OpenAIModel("gpt-x", base_url=server.base_url, api_key="sk-test-abcdefgh123"), [add],
-                        sinks=[sink]).run_sync("2 + 3?")
+        original = Loop(
+            OpenAIModel("gpt-x", base_url=server.base_url, api_key="sk-test-abcdefgh123"), [add], sinks=[sink]
+        ).run_sync("2 + 3?")
     with TraceStore(tmp_path / "t.db") as store:  # the server is gone: the replay cannot reach it
         report = replay_sync(store.trace(original.trace_id))
     assert report.reproduced and report.divergence is None
-    assert (report.result.status, report.result.final_message) == ("success", {"role": "assistant", "content": "2 + 3 = 5"})
-    assert masked(report.result.messages, report.result.trace_id) == masked(original.messages, original.trace_id)
+    assert (report.result.status, report.result.final_message) == (
+        "success",
+        {"role": "assistant", "content": "2 + 3 = 5"},
+    )
+    assert masked(report.result.messages, report.result.trace_id) == masked(
+        original.messages, original.trace_id
+    )
     assert [s.errors for s in report.result.steps] == [["ERR_TOOL_UNKNOWN"], []]
 
 
@@ -54,7 +63,9 @@ def test_recorded_error_codes_drive_the_same_decay() -> None:
     report = replay_sync(trace)
     assert report.reproduced
     assert [(s.tool_choice, s.errors, s.valid) for s in report.result.steps] == [
-        ("auto", ["ERR_TOOL_ARGS_INVALID"], False), ("auto", ["ERR_TOOL_ARGS_INVALID"], False), ("none", [], True)
+        ("auto", ["ERR_TOOL_ARGS_INVALID"], False),
+        ("auto", ["ERR_TOOL_ARGS_INVALID"], False),
+        ("none", [], True),
     ]
     assert [(s.tool_choice, s.errors, s.valid) for s in original.steps] == [  # type: ignore[attr-defined]
         (s.tool_choice, s.errors, s.valid) for s in report.result.steps
@@ -66,8 +77,11 @@ def test_changed_behaviour_is_reported_at_the_first_divergence() -> None:
     report = replay_sync(trace, controls=Controls(control_message=False))  # as if the loop stopped sending it
     assert not report.reproduced
     assert report.divergence == Divergence(
-        step=2, what="the messages sent to the model", path="[3]",
-        recorded={"role": "system", "content": CONTROL_TEXT}, replayed=None,
+        step=2,
+        what="the messages sent to the model",
+        path="[3]",
+        recorded={"role": "system", "content": CONTROL_TEXT},
+        replayed=None,
     )
     assert report.divergence.describe() == "step 2, the messages sent to the model at [3]"
     assert report.result.output == "5"  # the recorded turns still play to the end
@@ -78,7 +92,9 @@ def test_live_tools_rerun_the_tools_and_compare_their_results() -> None:
     assert replay_sync(trace, tools=[add]).reproduced
     report = replay_sync(trace, tools=[add_off_by_one])
     assert report.live_tools
-    assert report.divergence == Divergence(step=1, what="the tool results", path="[0].content.result", recorded=5, replayed=6)
+    assert report.divergence == Divergence(
+        step=1, what="the tool results", path="[0].content.result", recorded=5, replayed=6
+    )
 
 
 def test_a_recorded_model_failure_replays_as_a_failure() -> None:
@@ -96,7 +112,9 @@ def test_a_missing_or_extra_step_is_a_divergence() -> None:
     long_trace, _ = recorded([reply(None, call("add", {"a": 1, "b": 1})), "2"], [add])
     short_trace, _ = recorded([reply(None, call("add", {"a": 1, "b": 1}))], [add], max_steps=1)
     found = first_divergence(long_trace, short_trace)
-    assert found == Divergence(2, "a missing step", "", {"decision": "answer", "calls": [], "model_error": None}, None)
+    assert found == Divergence(
+        2, "a missing step", "", {"decision": "answer", "calls": [], "model_error": None}, None
+    )
 
 
 def test_redacted_runs_still_replay() -> None:

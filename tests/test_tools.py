@@ -15,8 +15,8 @@ from pydantic import BaseModel, Field
 from minloop import Tool, ToolCall, ToolDefinitionError, tool
 from minloop.builtins import ask_for_clarification
 from minloop.execute import ExecContext, execute_calls
+from minloop.log import run_logger
 from minloop.tools import DEFAULT_TIMEOUT
-from minloop.tracing import run_logger
 
 
 class Weather(BaseModel):
@@ -53,7 +53,9 @@ def boom() -> None:
     raise RuntimeError("backend down")
 
 
-def run_calls(*calls: ToolCall, tools: list[Tool] | None = None) -> list[tuple[str, object, dict[str, object]]]:
+def run_calls(
+    *calls: ToolCall, tools: list[Tool] | None = None
+) -> list[tuple[str, object, dict[str, object]]]:
     """(call id, error code, parsed content) per call, in call order."""
     registry = {t.name: t for t in (tools or [get_weather, slow_async, boom])}
     ctx = ExecContext(registry, ask_for_clarification, "trc_test", run_logger("trc_test"))
@@ -72,7 +74,12 @@ def test_s27_schema_comes_from_signature_and_docstring() -> None:
                 "additionalProperties": False,
                 "properties": {
                     "city": {"type": "string", "description": 'City name, e.g. "Beijing".'},
-                    "unit": {"type": "string", "enum": ["c", "f"], "default": "c", "description": "Temperature unit."},
+                    "unit": {
+                        "type": "string",
+                        "enum": ["c", "f"],
+                        "default": "c",
+                        "description": "Temperature unit.",
+                    },
                 },
                 "required": ["city"],
             },
@@ -86,7 +93,11 @@ def test_annotated_field_description_and_constraints() -> None:
         """Pick."""
         return n
 
-    assert pick.parameters()["properties"]["n"] == {"type": "integer", "minimum": 1, "description": "how many"}
+    assert pick.parameters()["properties"]["n"] == {
+        "type": "integer",
+        "minimum": 1,
+        "description": "how many",
+    }
 
 
 def test_s11_timeout_defaults() -> None:
@@ -113,15 +124,23 @@ def test_s12_output_mapped_coerced_and_validated() -> None:
 def test_s12_s15_schema_mismatch_is_an_envelope_and_a_warning(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.WARNING, logger="minloop"):
         result = run_calls(ToolCall("c1", "get_weather", '{"city": "Drift"}'))
-    assert result == [("c1", "ERR_TOOL_SCHEMA_MISMATCH", {
-        "error": "tool returned data that does not match Weather",
-        "code": "ERR_TOOL_SCHEMA_MISMATCH",
-        "tool": "get_weather",
-        "problems": [{"loc": "temperature", "msg": "Field required"}],
-        "trace_id": "trc_test",
-    })]
+    assert result == [
+        (
+            "c1",
+            "ERR_TOOL_SCHEMA_MISMATCH",
+            {
+                "error": "tool returned data that does not match Weather",
+                "code": "ERR_TOOL_SCHEMA_MISMATCH",
+                "tool": "get_weather",
+                "problems": [{"loc": "temperature", "msg": "Field required"}],
+                "trace_id": "trc_test",
+            },
+        )
+    ]
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
-    assert warnings == ["[trc_test] tool get_weather failed ERR_TOOL_SCHEMA_MISMATCH: tool returned data that does not match Weather"]
+    assert warnings == [
+        "[trc_test] tool get_weather failed ERR_TOOL_SCHEMA_MISMATCH: tool returned data that does not match Weather"
+    ]
 
 
 def test_s15_bad_arguments_are_args_invalid() -> None:
@@ -179,9 +198,18 @@ def test_sync_tools_reuse_daemon_threads_and_a_hung_call_keeps_its_own() -> None
 
 
 def test_s15_exceptions_become_tool_failed() -> None:
-    assert run_calls(ToolCall("a", "boom", "")) == [("a", "ERR_TOOL_FAILED", {
-        "error": "RuntimeError: backend down", "code": "ERR_TOOL_FAILED", "tool": "boom", "trace_id": "trc_test",
-    })]
+    assert run_calls(ToolCall("a", "boom", "")) == [
+        (
+            "a",
+            "ERR_TOOL_FAILED",
+            {
+                "error": "RuntimeError: backend down",
+                "code": "ERR_TOOL_FAILED",
+                "tool": "boom",
+                "trace_id": "trc_test",
+            },
+        )
+    ]
 
 
 def test_parallel_calls_run_concurrently_keep_order_and_survive_failures() -> None:
@@ -201,7 +229,10 @@ def test_parallel_calls_run_concurrently_keep_order_and_survive_failures() -> No
     )
     elapsed = time.perf_counter() - started
     assert [(i, code) for i, code, _ in results] == [
-        ("1", None), ("2", "ERR_TOOL_FAILED"), ("3", None), ("4", "ERR_TOOL_UNKNOWN")
+        ("1", None),
+        ("2", "ERR_TOOL_FAILED"),
+        ("3", None),
+        ("4", "ERR_TOOL_UNKNOWN"),
     ]
     assert [body.get("result") for _, _, body in results][::2] == ["first", "third"]
     assert elapsed < 0.55, "two 0.3 s waits ran one after the other"

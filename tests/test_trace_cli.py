@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from minloop.cli import app
+from minloop.cli.app import app
 from minloop.testing import ChatServer, call, reply
 from minloop.trace.sqlite import TraceStore
 
@@ -28,7 +28,9 @@ def invoke(*args: str) -> tuple[int, str, str]:
 def run_scripted(*extra: str, script: list[dict[str, object]] = SCRIPT) -> str:
     """``minloop run`` against a loopback server; returns its trace id."""
     with ChatServer(script) as server:
-        code, stdout, _ = invoke("run", "6*7 and 1/0?", "--model", "gpt-x", "--base-url", server.base_url, "--json", *extra)
+        code, stdout, _ = invoke(
+            "run", "6*7 and 1/0?", "--model", "gpt-x", "--base-url", server.base_url, "--json", *extra
+        )
     assert code == 0, stdout
     return str(json.loads(stdout)["trace_id"])
 
@@ -47,30 +49,72 @@ def test_run_records_its_trace_and_show_displays_every_step(trace_db: Path) -> N
     assert steps == ["step 1 tool_calls", "step 2 tool_calls", "step 3 answer"]
     assert f'← {{"expression": "6*7", "result": 42, "trace_id": "{trace_id}"}}' in lines
     assert "→ nope({}) (rerouted to ask_for_clarification)" in " ".join(lines)
-    assert "← ERR_TOOL_UNKNOWN" in shown and "← ERR_TOOL_FAILED" in shown and "ValueError: division by zero" in shown
+    assert (
+        "← ERR_TOOL_UNKNOWN" in shown
+        and "← ERR_TOOL_FAILED" in shown
+        and "ValueError: division by zero" in shown
+    )
     assert "final message: 6*7 is 42; 1/0 is undefined." in lines
 
 
 def test_ls_lists_runs_and_filters_by_status() -> None:
     ok = run_scripted()
     with ChatServer([reply(None, call("calculator", {"expression": "1+1"}, id="c1"))]) as server:
-        code, stdout, _ = invoke("run", "loop", "--model", "m", "--base-url", server.base_url, "--max-steps", "1", "--json")
+        code, stdout, _ = invoke(
+            "run", "loop", "--model", "m", "--base-url", server.base_url, "--max-steps", "1", "--json"
+        )
     failed = json.loads(stdout)["trace_id"]
     code, stdout, _ = invoke("trace", "ls", "--json")
     assert code == 0
-    listed = [{k: r[k] for k in ("trace_id", "status", "steps", "prompt_tokens", "completion_tokens", "total_tokens",
-                                  "model", "prompt", "error")} for r in json.loads(stdout)]
+    listed = [
+        {
+            k: r[k]
+            for k in (
+                "trace_id",
+                "status",
+                "steps",
+                "prompt_tokens",
+                "completion_tokens",
+                "total_tokens",
+                "model",
+                "prompt",
+                "error",
+            )
+        }
+        for r in json.loads(stdout)
+    ]
     assert listed == [
-        {"trace_id": failed, "status": "max_steps_exceeded", "steps": 1, "prompt_tokens": 10, "completion_tokens": 5,
-         "total_tokens": 15, "model": "m", "prompt": "loop", "error": "no answer within 1 steps"},
-        {"trace_id": ok, "status": "success", "steps": 3, "prompt_tokens": 30, "completion_tokens": 15,
-         "total_tokens": 45, "model": "gpt-x", "prompt": "6*7 and 1/0?", "error": None},
+        {
+            "trace_id": failed,
+            "status": "max_steps_exceeded",
+            "steps": 1,
+            "prompt_tokens": 10,
+            "completion_tokens": 5,
+            "total_tokens": 15,
+            "model": "m",
+            "prompt": "loop",
+            "error": "no answer within 1 steps",
+        },
+        {
+            "trace_id": ok,
+            "status": "success",
+            "steps": 3,
+            "prompt_tokens": 30,
+            "completion_tokens": 15,
+            "total_tokens": 45,
+            "model": "gpt-x",
+            "prompt": "6*7 and 1/0?",
+            "error": None,
+        },
     ]
     code, stdout, _ = invoke("trace", "ls", "--status", "success", "--json")
     assert [r["trace_id"] for r in json.loads(stdout)] == [ok]
     code, table, _ = invoke("trace", "ls")
     rows = [line.split() for line in table.splitlines()[1:]]
-    assert [row[:1] + row[3:6] for row in rows] == [[failed, "max_steps_exceeded", "1", "15"], [ok, "success", "3", "45"]]
+    assert [row[:1] + row[3:6] for row in rows] == [
+        [failed, "max_steps_exceeded", "1", "15"],
+        [ok, "success", "3", "45"],
+    ]
 
 
 def test_show_json_has_every_step_in_full() -> None:
@@ -78,7 +122,9 @@ def test_show_json_has_every_step_in_full() -> None:
     code, stdout, _ = invoke("trace", "show", trace_id[:-1], "--json")
     doc = json.loads(stdout)
     assert code == 0 and doc["run"]["trace_id"] == trace_id
-    assert [(s["index"], s["decision"], [(c["name"], c["error"]) for c in s["calls"]]) for s in doc["steps"]] == [
+    assert [
+        (s["index"], s["decision"], [(c["name"], c["error"]) for c in s["calls"]]) for s in doc["steps"]
+    ] == [
         (1, "tool_calls", [("calculator", None), ("nope", "ERR_TOOL_UNKNOWN")]),
         (2, "tool_calls", [("calculator", "ERR_TOOL_FAILED")]),
         (3, "answer", []),
@@ -93,8 +139,13 @@ def test_export_jsonl_and_html(tmp_path: Path, trace_db: Path) -> None:
     events = [json.loads(line) for line in stdout.splitlines()]
     stored = TraceStore(trace_db).events(trace_id)
     assert code == 0
-    assert events == [{"kind": e.kind, "trace_id": e.trace_id, "step": e.step, "time": e.time, "data": e.data} for e in stored]
-    code, _, output = invoke("trace", "export", "last", "--html", str(tmp_path / "r.html"), "--jsonl", str(tmp_path / "e.jsonl"))
+    assert events == [
+        {"kind": e.kind, "trace_id": e.trace_id, "step": e.step, "time": e.time, "data": e.data}
+        for e in stored
+    ]
+    code, _, output = invoke(
+        "trace", "export", "last", "--html", str(tmp_path / "r.html"), "--jsonl", str(tmp_path / "e.jsonl")
+    )
     assert code == 0 and f"wrote {tmp_path / 'r.html'}" in output
     page = (tmp_path / "r.html").read_text()
     assert page.startswith("<!DOCTYPE html>") and trace_id in page and "ERR_TOOL_FAILED" in page
@@ -121,8 +172,11 @@ def test_replay_reproduces_the_stored_run() -> None:
     doc = json.loads(stdout)
     assert code == 0
     assert (doc["reproduced"], doc["live_tools"], doc["divergence"]) == (True, True, None)
-    assert doc["replayed"] == {"status": "success", "steps": 3,
-                               "final_message": {"role": "assistant", "content": "6*7 is 42; 1/0 is undefined."}}
+    assert doc["replayed"] == {
+        "status": "success",
+        "steps": 3,
+        "final_message": {"role": "assistant", "content": "6*7 is 42; 1/0 is undefined."},
+    }
 
 
 def test_replay_with_other_tools_reports_the_first_divergence() -> None:
@@ -131,16 +185,23 @@ def test_replay_with_other_tools_reports_the_first_divergence() -> None:
     doc = json.loads(stdout)
     assert code == 1
     assert doc["divergence"] == {
-        "step": 1, "what": "the tools offered", "path": "[0]", "recorded": "calculator", "replayed": None,
+        "step": 1,
+        "what": "the tools offered",
+        "path": "[0]",
+        "recorded": "calculator",
+        "replayed": None,
         "description": "step 1, the tools offered at [0]",
     }
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (("trace", "show", "trc_missing"), "no trace 'trc_missing'"),
-    (("trace", "export", "last"), "give --html FILE and/or --jsonl FILE"),
-    (("replay", "trc_missing"), "no trace 'trc_missing'"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("trace", "show", "trc_missing"), "no trace 'trc_missing'"),
+        (("trace", "export", "last"), "give --html FILE and/or --jsonl FILE"),
+        (("replay", "trc_missing"), "no trace 'trc_missing'"),
+    ],
+)
 def test_bad_references_are_clear_errors(args: tuple[str, ...], message: str) -> None:
     run_scripted()
     code, _, output = invoke(*args)

@@ -17,8 +17,16 @@ from minloop.testing import ScriptedModel, call, reply
 from minloop.trace.html import render_html, write_html
 from minloop.trace.sqlite import SQLiteSink, Trace, TraceStore
 
-FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync")
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+)
 
 
 @tool
@@ -43,10 +51,17 @@ def broken() -> str:
 def chromium(tmp_path: Path, *args: str) -> str:
     binary = shutil.which("chromium") or shutil.which("chromium-browser")
     if binary is None:
-        pytest.fail("chromium is not installed; install Debian's package: apt-get install chromium (.ci/run does)")
+        pytest.fail(
+            "chromium is not installed; install Debian's package: apt-get install chromium (.ci/run does)"
+        )
     profile = tmp_path / f"profile-{len(list(tmp_path.glob('profile-*')))}"
-    done = subprocess.run([binary, *FLAGS, f"--user-data-dir={profile}", *args],
-                          capture_output=True, text=True, timeout=120, check=False)
+    done = subprocess.run(
+        [binary, *FLAGS, f"--user-data-dir={profile}", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout
 
@@ -95,15 +110,34 @@ def test_report_renders_every_step_and_error_code_in_chromium(tmp_path: Path) ->
     dom = Dom()
     dom.feed(dom_text)
     assert dom.steps == [1, 2, 3, 4]
-    assert dom.codes == {1: ["ERR_TOOL_ARGS_INVALID"], 2: ["ERR_TOOL_UNKNOWN", "ERR_TOOL_TIMEOUT"], 3: ["ERR_TOOL_FAILED"]}
+    assert dom.codes == {
+        1: ["ERR_TOOL_ARGS_INVALID"],
+        2: ["ERR_TOOL_UNKNOWN", "ERR_TOOL_TIMEOUT"],
+        3: ["ERR_TOOL_FAILED"],
+    }
     assert dom.rows == ["#step-1", "#step-2", "#step-3", "#step-4"]
-    assert dom.bars == ["bar model", "bar tool err", "bar model", "bar tool", "bar tool err", "bar tool err",
-                        "bar model", "bar tool err", "bar model"]
+    assert dom.bars == [
+        "bar model",
+        "bar tool err",
+        "bar model",
+        "bar tool",
+        "bar tool err",
+        "bar tool err",
+        "bar model",
+        "bar tool err",
+        "bar model",
+    ]
     assert f'<code id="trace-id">{trace.trace_id}</code>' in dom_text
     assert "Add 1 and 2, &lt;b&gt;please&lt;/b&gt;" in dom_text  # escaped, not markup
     assert "RuntimeError: disk on fire" in dom_text and "1 + 2 = 3; the rest failed." in dom_text
     shot = tmp_path / "report.png"
-    chromium(tmp_path, "--virtual-time-budget=2000", "--window-size=1280,1800", f"--screenshot={shot}", page.as_uri())
+    chromium(
+        tmp_path,
+        "--virtual-time-budget=2000",
+        "--window-size=1280,1800",
+        f"--screenshot={shot}",
+        page.as_uri(),
+    )
     header = shot.read_bytes()[:24]
     assert header[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">II", header[16:24]) == (1280, 1800)
 

@@ -32,10 +32,19 @@ def add(a: int, b: int) -> int:
 
 def untimed(step: TraceStep, trace_id: str) -> TraceStep:
     """A step without its clock readings and with the trace id masked, for whole-structure asserts."""
-    calls = tuple(replace(c, latency=None, content=(c.content or "").replace(trace_id, TID) or None) for c in step.calls)
+    calls = tuple(
+        replace(c, latency=None, content=(c.content or "").replace(trace_id, TID) or None) for c in step.calls
+    )
     request = tuple(json.loads(json.dumps(step.request).replace(trace_id, TID)))
-    return replace(step, started=0.0, model_latency=None, tools_started=None, tool_latency=None, calls=calls,
-                   request=request)
+    return replace(
+        step,
+        started=0.0,
+        model_latency=None,
+        tools_started=None,
+        tool_latency=None,
+        calls=calls,
+        request=request,
+    )
 
 
 def test_default_path_prefers_the_variable_then_xdg_then_home() -> None:
@@ -54,14 +63,28 @@ def test_every_event_is_stored_and_read_back_unchanged(tmp_path: Path) -> None:
         trace = store.trace(result.trace_id)
         assert store.runs() == [trace.run]
     assert trace.run == RunSummary(
-        trace_id=result.trace_id, started=seen.events[0].time, ended=seen.events[-1].time, status="success",
-        model="scripted", steps=2, prompt_tokens=0, completion_tokens=0, duration=result.duration, error=None,
+        trace_id=result.trace_id,
+        started=seen.events[0].time,
+        ended=seen.events[-1].time,
+        status="success",
+        model="scripted",
+        steps=2,
+        prompt_tokens=0,
+        completion_tokens=0,
+        duration=result.duration,
+        error=None,
         prompt="2 + 3?",
     )
 
 
 def test_steps_are_folded_from_the_events(tmp_path: Path) -> None:
-    model = ScriptedModel([reply(None, call("add", {"a": 2, "b": "x"})), reply("Let me add.", call("add", {"a": 2, "b": 3})), "5"])
+    model = ScriptedModel(
+        [
+            reply(None, call("add", {"a": 2, "b": "x"})),
+            reply("Let me add.", call("add", {"a": 2, "b": 3})),
+            "5",
+        ]
+    )
     with model, SQLiteSink(tmp_path / "t.db") as sink:
         result = Loop(model, [add], sinks=[sink]).run_sync("2 + 3?")
     with TraceStore(tmp_path / "t.db") as store:
@@ -70,15 +93,45 @@ def test_steps_are_folded_from_the_events(tmp_path: Path) -> None:
     control = {"role": "system", "content": CONTROL_TEXT}
     usage = {"prompt_tokens": 0, "completion_tokens": 0, "evaluated_tokens": None}
     assert [untimed(s, result.trace_id) for s in trace.steps] == [
-        TraceStep(index=1, started=0.0, offered=("add",), request=tuple(transcript[:1]), response=transcript[1],
-                  usage=usage, calls=(TraceCall("call_1_1", "add", '{"a": 2, "b": "x"}', transcript[2]["content"],
-                                                "ERR_TOOL_ARGS_INVALID"),),
-                  decision="tool_calls", valid=False, complete=True),
-        TraceStep(index=2, started=0.0, offered=("add",), request=(*transcript[:3], control), response=transcript[3],
-                  usage=usage, calls=(TraceCall("call_2_1", "add", '{"a": 2, "b": 3}', content(result=5)),),
-                  decision="tool_calls", valid=True, complete=True),
-        TraceStep(index=3, started=0.0, offered=("add",), request=(*transcript[:5], control), response=transcript[5],
-                  usage=usage, decision="answer", valid=True, complete=True),
+        TraceStep(
+            index=1,
+            started=0.0,
+            offered=("add",),
+            request=tuple(transcript[:1]),
+            response=transcript[1],
+            usage=usage,
+            calls=(
+                TraceCall(
+                    "call_1_1", "add", '{"a": 2, "b": "x"}', transcript[2]["content"], "ERR_TOOL_ARGS_INVALID"
+                ),
+            ),
+            decision="tool_calls",
+            valid=False,
+            complete=True,
+        ),
+        TraceStep(
+            index=2,
+            started=0.0,
+            offered=("add",),
+            request=(*transcript[:3], control),
+            response=transcript[3],
+            usage=usage,
+            calls=(TraceCall("call_2_1", "add", '{"a": 2, "b": 3}', content(result=5)),),
+            decision="tool_calls",
+            valid=True,
+            complete=True,
+        ),
+        TraceStep(
+            index=3,
+            started=0.0,
+            offered=("add",),
+            request=(*transcript[:5], control),
+            response=transcript[5],
+            usage=usage,
+            decision="answer",
+            valid=True,
+            complete=True,
+        ),
     ]
     assert transcript[2]["content"].startswith('{"error": "arguments do not match the tool\'s schema"')
     assert trace.end is not None and trace.end["final_message"] == {"role": "assistant", "content": "5"}
@@ -92,7 +145,11 @@ def test_a_failed_model_call_leaves_an_incomplete_step(tmp_path: Path) -> None:
         result = Loop(FunctionModel(broken), sinks=[sink]).run_sync("hi")
     with TraceStore(tmp_path / "t.db") as store:
         trace = store.trace(result.trace_id)
-    assert (trace.run.status, trace.run.steps, trace.run.error) == ("model_error", 0, "ModelError: endpoint down")
+    assert (trace.run.status, trace.run.steps, trace.run.error) == (
+        "model_error",
+        0,
+        "ModelError: endpoint down",
+    )
     assert [(s.index, s.model_error, s.decision, s.complete) for s in trace.steps] == [
         (1, "ModelError: endpoint down", None, False)
     ]
@@ -102,10 +159,14 @@ def test_runs_are_listed_newest_first_and_filtered_by_status(tmp_path: Path) -> 
     ids = []
     with SQLiteSink(tmp_path / "t.db") as sink:
         for turns, steps in ((["a"], 3), ([reply(None, call("add", {"a": 1, "b": 1}))], 1), (["c"], 3)):
-            ids.append(Loop(ScriptedModel(turns), [add], max_steps=steps, sinks=[sink]).run_sync("go").trace_id)
+            ids.append(
+                Loop(ScriptedModel(turns), [add], max_steps=steps, sinks=[sink]).run_sync("go").trace_id
+            )
     with TraceStore(tmp_path / "t.db") as store:
         assert [(r.trace_id, r.status) for r in store.runs()] == [
-            (ids[2], "success"), (ids[1], "max_steps_exceeded"), (ids[0], "success")
+            (ids[2], "success"),
+            (ids[1], "max_steps_exceeded"),
+            (ids[0], "success"),
         ]
         assert [r.trace_id for r in store.runs(status="max_steps_exceeded")] == [ids[1]]
         assert [r.trace_id for r in store.runs(limit=1)] == [ids[2]]
@@ -119,8 +180,10 @@ def test_runs_are_listed_newest_first_and_filtered_by_status(tmp_path: Path) -> 
 
 def test_concurrent_runs_on_one_sink_are_kept_apart(tmp_path: Path) -> None:
     async def both(sink: SQLiteSink) -> list[str]:
-        loops = [Loop(ScriptedModel([reply(None, call("add", {"a": i, "b": i})), str(2 * i)]), [add], sinks=[sink])
-                 for i in (1, 2)]
+        loops = [
+            Loop(ScriptedModel([reply(None, call("add", {"a": i, "b": i})), str(2 * i)]), [add], sinks=[sink])
+            for i in (1, 2)
+        ]
         results = await asyncio.gather(*(loop.run("double") for loop in loops))
         return [r.trace_id for r in results]
 
@@ -176,7 +239,9 @@ def _wait_for_blocked_step(db: Path, child: subprocess.Popen[bytes]) -> str:
         try:
             with TraceStore(db) as store:
                 runs = store.runs()
-                if runs and any(e.kind == "tool_call" and e.step == 3 for e in store.events(runs[0].trace_id)):
+                if runs and any(
+                    e.kind == "tool_call" and e.step == 3 for e in store.events(runs[0].trace_id)
+                ):
                     return runs[0].trace_id
         except MinloopError:
             pass  # the child has not created the database yet
@@ -197,8 +262,15 @@ def test_completed_steps_survive_sigkill(tmp_path: Path) -> None:
     with TraceStore(db) as store:
         trace = store.trace(trace_id)
     assert (trace.run.status, trace.run.steps, trace.end) == ("running", 2, None)
-    summary = [(s.index, s.decision, s.complete, [(c.name, c.arguments, c.content and json.loads(c.content)["step"])
-                                                  for c in s.calls]) for s in trace.steps]
+    summary = [
+        (
+            s.index,
+            s.decision,
+            s.complete,
+            [(c.name, c.arguments, c.content and json.loads(c.content)["step"]) for c in s.calls],
+        )
+        for s in trace.steps
+    ]
     assert summary == [
         (1, "tool_calls", True, [("wait", '{"step": 1}', 1)]),
         (2, "tool_calls", True, [("wait", '{"step": 2}', 2)]),

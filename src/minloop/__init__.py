@@ -1,7 +1,9 @@
 """minloop: the minimal agent loop. Receive, decide, execute, inject; bounded and traceable."""
 
 from .decision import Controls
+from .driver import LoopRun
 from .exceptions import (
+    ContextOverflowError,
     MinloopError,
     MissingDependencyError,
     ModelError,
@@ -13,20 +15,21 @@ from .exceptions import (
     TranscriptError,
 )
 from .execute import ErrorCode, ToolResult
+from .log import TraceIdFilter, new_trace_id
 from .loop import Loop, run, run_sync
-from .run import Run
 from .messages import Message, ToolCall, check_transcript
 from .models.base import Model, ModelRequest, ModelResponse, Usage
 from .result import RunResult, Status, Step
 from .tools import Tool, tool
-from .tracing import TraceIdFilter, new_trace_id
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "ContextOverflowError",
     "Controls",
     "ErrorCode",
     "Loop",
+    "LoopRun",
     "Message",
     "MinloopError",
     "MissingDependencyError",
@@ -37,7 +40,6 @@ __all__ = [
     "ModelRequest",
     "ModelResponse",
     "NestedModelCallError",
-    "Run",
     "RunResult",
     "ScriptError",
     "Status",

@@ -1,4 +1,4 @@
-"""Context management under a token budget (S6, S7, S22, S24).
+"""Context management under a token budget.
 
 A context policy is a pure function from the transcript (plus the window) to the list actually
 sent; the stored transcript stays complete. ``ContextPolicy`` (the default shape):
@@ -6,14 +6,14 @@ sent; the stored transcript stays complete. ``ContextPolicy`` (the default shape
 * below ``summarize_at`` of the window (after reserving ``reserve`` tokens for the reply),
   everything is sent;
 * above it, **summary mode**: the pinned part (leading system messages and the first user
-  message) and the last ``keep_rounds`` rounds stay whole, and older rounds become one
-  compact message ("round 1: get_weather({"city": "Beijing"}) -> {...}");
+  message) and the last ``keep_steps`` steps stay whole, and older steps become one
+  compact message ("step 1: get_weather({"city": "Beijing"}) -> {...}");
 * if still over, the oldest kept tool results are shrunk (valid JSON, marked), oldest first;
 * if the pinned part alone does not fit, ``ContextOverflowError`` ends the run with status
   ``context_overflow`` instead of a provider error.
 
-A round is an assistant message with its tool results, so no policy here ever separates a call
-from its result (S7). ``WindowPolicy`` is the plain sliding window (``deque(maxlen=...)``),
+A step is an assistant message with its tool results, so no policy here ever separates a call
+from its result. ``WindowPolicy`` is the plain sliding window (``deque(maxlen=...)``),
 pair-safe, for comparison. Token counts come from the model when it can count exactly
 (``count_tokens``, the embedded model) and otherwise from ``estimate_tokens`` calibrated on the
 provider's reported ``usage``.
@@ -26,17 +26,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from .exceptions import ModelError
+from .exceptions import ContextOverflowError, MinloopError
 from .messages import Message
 
-__all__ = ["ContextOverflowError", "ContextPolicy", "ContextReport", "Counter", "WindowPolicy", "estimate_tokens"]
+__all__ = ["ContextPolicy", "ContextReport", "Counter", "WindowPolicy", "estimate_tokens"]
 
 Counter = Callable[[Sequence[Message]], int]
 SHRUNK = "[shrunk to fit the context window]"
-
-
-class ContextOverflowError(ModelError):
-    """The messages cannot fit the model's window (even the pinned part, or the model said so)."""
+NO_WINDOW = (
+    "ContextPolicy needs a token window: give ContextPolicy(window=...), or a model that states its "
+    "window (OpenAIModel(..., context_window=...); the embedded model knows its own)"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,14 +47,17 @@ class ContextReport:
     window: int
     tokens_before: int
     tokens_after: int
-    rounds_summarised: int = 0
+    steps_summarised: int = 0
     results_shrunk: int = 0
 
 
 class Policy(Protocol):
-    window: int | None
+    @property
+    def window(self) -> int | None: ...
 
-    def apply(self, messages: Sequence[Message], count: Counter, window: int) -> tuple[list[Message], ContextReport]: ...
+    def apply(
+        self, messages: Sequence[Message], count: Counter, window: int | None
+    ) -> tuple[list[Message], ContextReport]: ...
 
 
 def estimate_tokens(messages: Sequence[Message]) -> int:
@@ -70,19 +73,23 @@ def estimate_tokens(messages: Sequence[Message]) -> int:
 @dataclass(frozen=True)
 class ContextPolicy:
     window: int | None = None  # None: the model's own window (``context_window``)
-    keep_rounds: int = 2
-    summarize_at: float = 0.75  # S22: 12000 of 16384
+    keep_steps: int = 2
+    summarize_at: float = 0.75  # the design document switches at 12000 of 16384
     reserve: int = 512  # tokens left for the reply
     shrink_chars: int = 240
     summary_chars: int = 160
     summary_role: str = "system"
     task_summary: bool = False
 
-    def apply(self, messages: Sequence[Message], count: Counter, window: int) -> tuple[list[Message], ContextReport]:
+    def apply(
+        self, messages: Sequence[Message], count: Counter, window: int | None
+    ) -> tuple[list[Message], ContextReport]:
+        if not window:
+            raise MinloopError(NO_WINDOW)
         limit = window - self.reserve
         before = count(messages)
         head = [task_summary(messages)] if self.task_summary else []
-        pinned, rounds = split_rounds(messages)
+        pinned, rounds = split_steps(messages)
         if before <= self.summarize_at * limit:
             sent = pinned + head + [m for r in rounds for m in r]
             return sent, ContextReport("full", window, before, count(sent) if head else before)
@@ -91,7 +98,7 @@ class ContextPolicy:
                 f"the pinned messages (system + first user message) need {count(pinned + head)} tokens "
                 f"but the window leaves {limit}"
             )
-        split = max(len(rounds) - self.keep_rounds, 0)
+        split = max(len(rounds) - self.keep_steps, 0)
         old, kept = rounds[:split], [list(r) for r in rounds[split:]]
         head += [summarise(old, self.summary_chars, self.summary_role)] if old else []
         shrunk = 0
@@ -101,27 +108,32 @@ class ContextPolicy:
             sent = pinned + head + [m for r in kept for m in r]
         after = count(sent)
         if after > limit:
-            raise ContextOverflowError(f"{after} tokens after summarising and shrinking; the window leaves {limit}")
+            raise ContextOverflowError(
+                f"{after} tokens after summarising and shrinking; the window leaves {limit}"
+            )
         return sent, ContextReport("summary", window, before, after, len(old), shrunk)
 
 
 @dataclass(frozen=True)
 class WindowPolicy:
-    """The seed's ``deque(maxlen=...)`` window over whole rounds: pinned + the last rounds."""
+    """A sliding window over whole steps, like ``deque(maxlen=...)``: the pinned messages plus
+    the last steps that fit in ``max_messages``. Needs no token window."""
 
     window: int | None = None
     max_messages: int = 6
 
-    def apply(self, messages: Sequence[Message], count: Counter, window: int) -> tuple[list[Message], ContextReport]:
+    def apply(
+        self, messages: Sequence[Message], count: Counter, window: int | None
+    ) -> tuple[list[Message], ContextReport]:
         before = count(messages)
-        pinned, rounds = split_rounds(messages)
+        pinned, rounds = split_steps(messages)
         kept: list[list[Message]] = []
-        for r in reversed(rounds):  # whole rounds only: never a call without its result (S7)
+        for r in reversed(rounds):  # whole steps only: never a call without its result
             if sum(map(len, kept)) + len(r) > self.max_messages and kept:
                 break
             kept.insert(0, list(r))
         sent = pinned + [m for r in kept for m in r]
-        return sent, ContextReport("window", window, before, count(sent), len(rounds) - len(kept))
+        return sent, ContextReport("window", window or 0, before, count(sent), len(rounds) - len(kept))
 
 
 def counter_for(model: Any, specs: Sequence[dict[str, Any]], ratio: float = 1.0) -> Counter:
@@ -139,9 +151,9 @@ def calibrate(specs: Sequence[dict[str, Any]], sent: Sequence[Message], prompt_t
     return prompt_tokens / guess if prompt_tokens > 0 and guess > 0 else 1.0
 
 
-def split_rounds(messages: Sequence[Message]) -> tuple[list[Message], list[list[Message]]]:
+def split_steps(messages: Sequence[Message]) -> tuple[list[Message], list[list[Message]]]:
     """(pinned, rounds): leading system messages and the first user message; then each
-    assistant message with its results (any other message is a round of its own)."""
+    assistant message with its results (any other message is a step of its own)."""
     msgs = list(messages)
     first_user = next((i for i, m in enumerate(msgs) if m.get("role") == "user"), len(msgs) - 1)
     rounds: list[list[Message]] = []
@@ -154,26 +166,33 @@ def split_rounds(messages: Sequence[Message]) -> tuple[list[Message], list[list[
 
 
 def task_summary(messages: Sequence[Message], chars: int = 120) -> Message:
-    """S24: a deterministic "task; information gathered; still to do" message."""
-    pinned, rounds = split_rounds(messages)
+    """A deterministic "task; information gathered; still to do" message."""
+    pinned, rounds = split_steps(messages)
     task = next((m.get("content") for m in reversed(pinned) if m.get("role") == "user"), "")
-    gathered, failed = [], []
+    gathered: list[str] = []
+    failed: list[str] = []
     for r in rounds:
         for res in r[1:]:
             body = _without_trace(res.get("content") or "")
-            (failed if '"code":"ERR_' in body else gathered).append(f"{res.get('name')}: {_clip(body, chars)}")
-    todo = "retry or work around: " + "; ".join(failed) if failed else "answer the task if the information suffices"
+            (failed if '"code":"ERR_' in body else gathered).append(
+                f"{res.get('name')}: {_clip(body, chars)}"
+            )
+    todo = (
+        "retry or work around: " + "; ".join(failed)
+        if failed
+        else "answer the task if the information suffices"
+    )
     text = f"Task: {_clip(str(task), 2 * chars)}\nInformation gathered: {'; '.join(gathered) or 'none yet'}\nStill to do: {todo}"
     return {"role": "system", "content": text}
 
 
 def summarise(rounds: Sequence[Sequence[Message]], chars: int, role: str = "system") -> Message:
-    """One message naming what each older round asked and what its tools returned (S6)."""
+    """One message naming what each older step asked and what its tools returned."""
     lines = []
     for number, r in enumerate(rounds, 1):
         head = r[0]
         if head.get("role") == "user":
-            lines.append(f"round {number}: user asked {_clip(str(head.get('content')), chars)!r}")
+            lines.append(f"step {number}: user asked {_clip(str(head.get('content')), chars)!r}")
             continue
         calls = {c["id"]: c["function"] for c in head.get("tool_calls") or []}
         parts = [
@@ -183,8 +202,8 @@ def summarise(rounds: Sequence[Sequence[Message]], chars: int, role: str = "syst
             for res in r[1:]
         ]
         text = head.get("content") if not parts else "; ".join(parts)
-        lines.append(f"round {number}: {_clip(str(text), chars)}")
-    return {"role": role, "content": "Summary of earlier rounds:\n" + "\n".join(lines)}
+        lines.append(f"step {number}: {_clip(str(text), chars)}")
+    return {"role": role, "content": "Summary of earlier steps:\n" + "\n".join(lines)}
 
 
 def _shrink_oldest(rounds: list[list[Message]], chars: int) -> bool:

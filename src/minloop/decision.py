@@ -1,9 +1,9 @@
-"""The decision step (S8, S9, S10, S18): what did the model ask for, and what do we tell it next.
+"""The decide part of a step: what did the model ask for, and what do we tell it next.
 
 * ``decide`` turns an assistant message into ``Answer | CallTools | Blank | Unfinished``. ``tool_calls`` of
-  ``None`` and ``[]`` both mean "no call" (S8); a non-empty list is a call even when the model
-  also sent text (S2).
-* A round is *invalid* when the reply is blank (no text, no calls) or when every call in it
+  ``None`` and ``[]`` both mean "no call"; a non-empty list is a call even when the model
+  also sent text, and always ends the step.
+* A step is *invalid* when the reply is blank (no text, no calls) or when every call in it
   failed for a reason the model caused: an unknown tool name (``ERR_TOOL_UNKNOWN``) or
   arguments that are not valid JSON or do not match the schema (``ERR_TOOL_ARGS_INVALID``).
   Tool-side failures (timeout, exception, schema mismatch of the output) do not count.
@@ -11,12 +11,14 @@
   (default 2: a retry is allowed) in a run. A further identical call is not executed; the
   model reads ``ERR_TOOL_REPEATED`` and the next call is sent with tools off, as after decay,
   so the loop ends with an answer instead of burning ``max_steps``.
-* Conclusion check (S23, optional): text without calls is not always a final answer ("Let me
-  check..."). With ``Controls(answer_check=...)``, a reply the check rejects is kept in the
-  transcript as ``Unfinished``, counts as an invalid round, and the next call says so.
-* Decision decay (S10): after ``decay_after`` consecutive invalid rounds, the next model call
-  gets ``tool_choice="none"`` and an instruction to answer directly, so the loop converges.
-* Control message (S18): after tool results are injected, the next call carries a message
+* Answer check (optional): text without calls is not always a final answer ("Let me
+  check...", a reply that does not validate, a claim no tool supports). With
+  ``Controls(answer_check=fn)``, ``fn(text, messages)`` returns ``None`` to accept the answer or
+  a note saying why not: the reply is kept in the transcript as ``Unfinished``, the step counts
+  as invalid, and the note is sent to the model with the next call.
+* Decision decay: after ``decay_after`` consecutive invalid steps, the next model call gets
+  ``tool_choice="none"`` and an instruction to answer directly, so the loop converges.
+* Control message: after tool results are injected, the next call carries a message
   naming the three exits (answer / call tools / ask to clarify). It is sent, not stored: the
   transcript in ``RunResult.messages`` stays the conversation itself, and ``Step.control``
   records what was sent.
@@ -26,13 +28,29 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, TypeAlias
+from typing import ClassVar, Literal, TypeAlias
 
 from .execute import MAX_RESULT_CHARS, ToolResult
 from .messages import Message, ResultRole, ToolCall, tool_calls_of
 from .tools import Tool
 
-__all__ = ["Answer", "Blank", "CallTools", "Controls", "Decision", "Unfinished", "decide", "is_valid_round"]
+__all__ = [
+    "Answer",
+    "AnswerCheck",
+    "Blank",
+    "CallTools",
+    "Controls",
+    "Decision",
+    "DecisionKind",
+    "Unfinished",
+    "decide",
+    "is_valid_step",
+]
+
+DecisionKind: TypeAlias = Literal["answer", "tool_calls", "blank", "unfinished"]
+AnswerCheck: TypeAlias = Callable[[str, Sequence[Message]], "str | None"]
+"""``check(text, messages)``: ``None`` accepts ``text`` as the final answer; a string rejects it and
+says why (it is sent to the model with the next call)."""
 
 CONTROL_TEXT = (
     "Use the tool results above. If they answer the question, give the user the final answer; "
@@ -40,7 +58,7 @@ CONTROL_TEXT = (
     "to clarify."
 )
 DECAY_TEXT = "Answer the user directly now, without calling any tools."
-UNFINISHED_TEXT = (
+NOT_AN_ANSWER = (
     "Your last reply did not answer the request. Give the final answer now, or call a tool if "
     "information is missing."
 )
@@ -49,7 +67,7 @@ MODEL_FAULTS = frozenset({"ERR_TOOL_UNKNOWN", "ERR_TOOL_ARGS_INVALID", "ERR_TOOL
 
 @dataclass(frozen=True, slots=True)
 class Controls:
-    """The loop's decision controls. Every default follows the seed."""
+    """The loop's decision controls (see the module docstring for what each does)."""
 
     decay_after: int = 2
     control_message: bool = True
@@ -60,45 +78,60 @@ class Controls:
     fallback: Tool = field(default_factory=lambda: _default_fallback())
     repeat_limit: int = 2
     max_result_chars: int = MAX_RESULT_CHARS
-    answer_check: Callable[[str], bool] | None = None
-    unfinished_text: str = UNFINISHED_TEXT
+    answer_check: AnswerCheck | None = None
 
 
 def _default_fallback() -> Tool:
     """``ask_for_clarification``, imported on first use so ``import minloop`` builds no tool."""
-    from .builtins.clarify import ask_for_clarification
+    from .fallback import ask_for_clarification
 
     return ask_for_clarification
 
 
 @dataclass(frozen=True, slots=True)
 class Answer:
+    """Text without calls that the answer check (if any) accepted: the final answer."""
+
     message: Message
+    kind: ClassVar[DecisionKind] = "answer"
 
 
 @dataclass(frozen=True, slots=True)
 class CallTools:
+    """One or more tool calls (text beside them is kept, but the step goes on)."""
+
     message: Message
     calls: tuple[ToolCall, ...]
+    kind: ClassVar[DecisionKind] = "tool_calls"
 
 
 @dataclass(frozen=True, slots=True)
 class Blank:
+    """Neither text nor calls."""
+
     message: Message
+    kind: ClassVar[DecisionKind] = "blank"
 
 
 @dataclass(frozen=True, slots=True)
 class Unfinished:
-    """Text the conclusion check (S23) did not accept as a final answer."""
+    """Text the answer check did not accept as a final answer; ``note`` says why."""
 
     message: Message
+    note: str
+    kind: ClassVar[DecisionKind] = "unfinished"
 
 
 Decision: TypeAlias = Answer | CallTools | Blank | Unfinished
 
 
-def decide(message: Message, step: int = 1, answer_check: Callable[[str], bool] | None = None) -> Decision:
-    """Classify the model's reply; calls get unique ids if the model left them out."""
+def decide(
+    message: Message, step: int = 1, answer_check: AnswerCheck | None = None, messages: Sequence[Message] = ()
+) -> Decision:
+    """Classify the model's reply; calls get unique ids if the model left them out.
+
+    ``messages`` is the transcript so far, given to ``answer_check``.
+    """
     raw_calls = tool_calls_of(message)
     if raw_calls:
         calls = _with_ids([ToolCall.from_wire(c) for c in raw_calls if isinstance(c, dict)], step)
@@ -107,11 +140,12 @@ def decide(message: Message, step: int = 1, answer_check: Callable[[str], bool] 
     content = message.get("content")
     if isinstance(content, str) and content.strip():
         answer = {"role": "assistant", "content": content}
-        return Answer(answer) if answer_check is None or answer_check(content) else Unfinished(answer)
+        note = None if answer_check is None else answer_check(content, messages)
+        return Answer(answer) if note is None else Unfinished(answer, note)
     return Blank(message)
 
 
-def is_valid_round(decision: Decision, results: Sequence[ToolResult]) -> bool:
+def is_valid_step(decision: Decision, results: Sequence[ToolResult]) -> bool:
     match decision:
         case Answer():
             return True
@@ -121,11 +155,16 @@ def is_valid_round(decision: Decision, results: Sequence[ToolResult]) -> bool:
             return any(r.error not in MODEL_FAULTS for r in results)
 
 
-def control_message(controls: Controls, *, decayed: bool, after_tools: bool, unfinished: bool = False) -> Message | None:
+def control_message(
+    controls: Controls, *, decayed: bool, after_tools: bool, note: str | None = None
+) -> Message | None:
+    """The message sent after the transcript on the next call, if any: decay first, then the
+    reason the last reply was not accepted, then the three exits after tool results."""
     if decayed:
-        return {"role": controls.control_role, "content": controls.decay_text}
-    if unfinished:
-        return {"role": controls.control_role, "content": controls.unfinished_text}
+        text = controls.decay_text if note is None else f"{note}\n\n{controls.decay_text}"
+        return {"role": controls.control_role, "content": text}
+    if note is not None:
+        return {"role": controls.control_role, "content": note}
     if after_tools and controls.control_message:
         return {"role": controls.control_role, "content": controls.control_text}
     return None

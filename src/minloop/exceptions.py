@@ -9,9 +9,10 @@ configuration, a model endpoint that cannot be reached.
     ├── TranscriptError          a caller's message list breaks a rule (index + rule named)
     ├── ToolDefinitionError      a tool cannot be built from its function or options
     ├── ModelError               the model call failed (transport, HTTP status, bad payload)
-    │   └── ModelHTTPError       the endpoint answered with an HTTP error status
+    │   ├── ModelHTTPError       the endpoint answered with an HTTP error status
+    │   └── ContextOverflowError the messages cannot fit the model's context window
     ├── ModelLoadError           a local model file is missing, corrupt or not a GGUF
-    ├── NestedModelCallError     a model was called from inside a tool (red line, S14/S25)
+    ├── NestedModelCallError     a model was called from inside a tool (tools never call an LLM)
     ├── ScriptError              a scripted test model was used differently from its script
     └── MissingDependencyError   an optional extra is not installed (message has the hint)
 """
@@ -19,6 +20,7 @@ configuration, a model endpoint that cannot be reached.
 from __future__ import annotations
 
 __all__ = [
+    "ContextOverflowError",
     "MinloopError",
     "MissingDependencyError",
     "ModelError",
@@ -66,6 +68,11 @@ class ModelHTTPError(ModelError):
         self.body = body
         self.url = url
         super().__init__(f"HTTP {status_code} from {url or 'model endpoint'}: {body[:300]}")
+
+
+class ContextOverflowError(ModelError):
+    """The messages cannot fit the model's context window, even after the context policy did
+    what it could (or the model itself said so). Ends a run with status ``context_overflow``."""
 
 
 class ModelLoadError(MinloopError):

@@ -1,4 +1,4 @@
-"""Executing tool calls under contract (S11, S12, S15).
+"""Executing tool calls under contract.
 
 Each call is parsed, validated against the tool's argument model, run under its timeout and
 checked against its output model. Whatever the model can act on becomes one JSON error
@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import inspect
 import json
 import queue
 import threading
 import time
-import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
@@ -61,13 +61,19 @@ class ToolResult:
 
     def to_message(self, role: ResultRole = "tool") -> Message:
         if role == "function":
-            return {"role": "function", "name": self.name, "tool_call_id": self.call_id, "content": self.content}
+            return {
+                "role": "function",
+                "name": self.name,
+                "tool_call_id": self.call_id,
+                "content": self.content,
+            }
         return {"role": "tool", "tool_call_id": self.call_id, "name": self.name, "content": self.content}
 
 
 @dataclass(frozen=True, slots=True)
 class ExecContext:
-    """What one round's calls need: the registry, the run's id and the guards' settings."""
+    """What executing a run's calls needs: the registry, the run's id and the guards' settings.
+    Made once per run; ``seen`` counts the run's calls for the repetition guard."""
 
     tools: Mapping[str, Tool]
     fallback: Tool
@@ -110,7 +116,7 @@ async def execute_call(call: ToolCall, ctx: ExecContext) -> ToolResult:
         content, error = dump(check_output(tool, value), ctx.trace_id), None
     except _Failure as f:
         content, error = envelope(f.code, f.message, call.name, ctx.trace_id, **f.details), f.code
-        level = 30 if f.code == "ERR_TOOL_SCHEMA_MISMATCH" else 20  # S12: mismatch is a warning
+        level = 30 if f.code == "ERR_TOOL_SCHEMA_MISMATCH" else 20  # a mismatch is logged as a warning
         ctx.log.log(level, "tool %s failed %s: %s", call.name, f.code, _scrub(ctx, f.message))
     content = _cap(_scrub(ctx, content), ctx)
     latency = time.perf_counter() - start
@@ -170,8 +176,10 @@ def parse_arguments(tool: Tool, raw: str) -> dict[str, Any]:
         model = tool.args.model_validate(data)
     except ValidationError as exc:
         raise _Failure(
-            "ERR_TOOL_ARGS_INVALID", "arguments do not match the tool's schema",
-            problems=_problems(exc), parameters=tool.parameters(),
+            "ERR_TOOL_ARGS_INVALID",
+            "arguments do not match the tool's schema",
+            problems=_problems(exc),
+            parameters=tool.parameters(),
         ) from None
     return {name: getattr(model, name) for name in type(model).model_fields}
 
@@ -257,7 +265,7 @@ def _in_daemon_thread(tool: Tool, args: dict[str, Any]) -> asyncio.Future[Any]:
 
 
 def check_output(tool: Tool, value: Any) -> Any:
-    """Validate against the declared output model (S12); return a JSON-able payload."""
+    """Validate against the declared output model; return a JSON-able payload."""
     if tool.output is None:
         try:
             payload = to_jsonable_python(value)
@@ -283,7 +291,11 @@ def check_output(tool: Tool, value: Any) -> Any:
 
 
 def dump(payload: Any, trace_id: str) -> str:
-    body = {**payload, "trace_id": trace_id} if isinstance(payload, dict) else {"result": payload, "trace_id": trace_id}
+    body = (
+        {**payload, "trace_id": trace_id}
+        if isinstance(payload, dict)
+        else {"result": payload, "trace_id": trace_id}
+    )
     return json.dumps(body, ensure_ascii=False)
 
 
@@ -293,7 +305,7 @@ def envelope(code: ErrorCode, message: str, tool_name: str, trace_id: str, **det
 
 
 async def _reroute(call: ToolCall, ctx: ExecContext, start: float) -> ToolResult:
-    """S9: an unknown name becomes a clarification request through the fallback tool."""
+    """An unknown name becomes a clarification request through the fallback tool."""
     note = f"unrecognized tool name {call.name!r}, turned into a clarification request"
     ctx.log.warning("tool call %s: %s", call.name, note)
     details: dict[str, Any] = {"available_tools": sorted(ctx.tools)}

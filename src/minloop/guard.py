@@ -1,4 +1,4 @@
-"""Red line: tools never call an LLM (S14, S25).
+"""Red line: tools never call an LLM.
 
 While a tool executes, a context variable names it. Every model shipped with minloop calls
 ``ensure_not_in_tool`` first and raises ``NestedModelCallError`` if it is set; a custom

@@ -1,10 +1,12 @@
-"""The minimal agent loop (S1, S2, S3, S26).
+"""The minimal agent loop.
 
-Each round is four named steps: **receive** the message list (checked, S4-S21), **decide**
-what the model asked for, **execute** the tools under contract, **inject** the results and go
-again. A round returns ``Final | Continue | Stop`` (``minloop.state``); ``Run`` dispatches it
-exhaustively. The ``Loop`` holds only configuration: all run state lives in a ``RunState``
-made per run, so one ``Loop`` serves any number of concurrent runs (S26).
+Each step has four named parts: **receive** the message list (checked against the transcript
+rules, fitted to the context window), **decide** what the model asked for
+(``minloop.decision``), **execute** the tools under contract (``minloop.execute``), **inject**
+the results into the transcript. ``Loop.step`` returns ``Final | Continue | Stop``
+(``minloop.state``); ``LoopRun`` (``minloop.driver``) dispatches it. The ``Loop`` holds only
+configuration: all run state lives in a ``RunState`` made per run, so one ``Loop`` serves any
+number of concurrent runs and keeps nothing between them.
 """
 
 from __future__ import annotations
@@ -12,36 +14,44 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, assert_never
+from typing import Any
 
-from .context import ContextOverflowError, ContextReport, Policy, calibrate, counter_for
-from .decision import Answer, Blank, CallTools, Controls, Decision, Unfinished, control_message, decide, is_valid_round
-from .exceptions import MinloopError, ModelError, ToolDefinitionError
+from .context import NO_WINDOW, ContextPolicy, Policy, calibrate, counter_for
+from .decision import CallTools, Controls, Decision, Unfinished, control_message, decide, is_valid_step
+from .driver import LoopRun
+from .events import Tracer, TraceSink
+from .exceptions import ContextOverflowError, MinloopError, ModelError, ToolDefinitionError
 from .execute import Approver, ExecContext, ToolResult, execute_calls
-from .messages import Message, check_transcript, normalize_input
-from .models.base import Model, ModelRequest, ModelResponse, ToolChoice
+from .log import current_trace_id, new_trace_id, run_logger
+from .messages import Message, ToolCall, check_transcript, normalize_input
+from .models.base import Model, ModelRequest, ToolChoice
+from .redact import Redactor
 from .result import RunResult, Step
-from .run import Run
-from .state import Continue, Final, NextStep, RunState, Stop
+from .state import Continue, Final, Outcome, Prompt, Reply, RunState, Stop
 from .tools import Tool, tool
-from .trace.events import Tracer, TraceSink
-from .trace.redact import Redactor
-from .tracing import current_trace_id, new_trace_id, run_logger
 
-__all__ = ["Loop", "run", "run_sync"]
+__all__ = ["Executor", "Loop", "run", "run_sync"]
+
+Executor = Callable[[Sequence[ToolCall], RunState], Awaitable[list[ToolResult]]]
+"""Carries out one step's calls; the default runs the tools (``execute_calls``). Replay swaps in
+the recorded results."""
+
+
+async def run_tools(calls: Sequence[ToolCall], state: RunState) -> list[ToolResult]:
+    return await execute_calls(calls, state.calls)
 
 
 @dataclass(frozen=True)
 class Loop:
     """A configured loop: ``await loop.run(prompt)``, ``loop.run_sync(prompt)`` or ``loop.iter(prompt)``.
 
-    ``tool_choice`` is sent on the first call (S3); a forced choice (``"required"`` or one
-    tool's name) applies until the first tool round, then the loop goes back to ``"auto"`` so
-    it can end. ``time_budget`` (seconds) bounds a whole run's wall time. ``approve`` decides
-    on calls to tools marked ``needs_approval``. ``context`` (a ``ContextPolicy``) decides what
-    of the transcript is sent under the model's window. ``sinks`` receive trace events after
+    ``tool_choice`` is sent on the first call; a forced choice (``"required"`` or one tool's
+    name) applies until the first tool step, then the loop goes back to ``"auto"`` so it can
+    end. ``time_budget`` (seconds) bounds a whole run's wall time. ``approve`` decides on calls
+    to tools marked ``needs_approval``. ``context`` (a ``ContextPolicy``) decides what of the
+    transcript is sent under the model's window. ``sinks`` receive trace events after
     ``redact`` (which also scrubs secrets from tool results and log lines).
     """
 
@@ -55,6 +65,7 @@ class Loop:
     context: Policy | None = None
     sinks: Sequence[TraceSink] = ()
     redact: Callable[[Any], Any] | None = field(default_factory=Redactor)
+    executor: Executor = run_tools
     registry: dict[str, Tool] = field(init=False, repr=False)
     specs: list[dict[str, Any]] = field(init=False, repr=False)
 
@@ -71,15 +82,30 @@ class Loop:
             registry[t.name] = t
         object.__setattr__(self, "registry", registry)
         object.__setattr__(self, "specs", [t.spec() for t in registry.values()])
+        if isinstance(self.context, ContextPolicy) and not self._window():
+            raise MinloopError(NO_WINDOW)
 
-    def iter(self, prompt: str | Sequence[Message]) -> Run:
-        """Start a run to drive one round at a time: ``async for step in loop.iter(...)``."""
+    def iter(self, prompt: str | Sequence[Message]) -> LoopRun:
+        """Start a run to drive one step at a time: ``async for step in loop.iter(...)``."""
         messages = normalize_input(prompt)
         check_transcript(messages)
         trace_id = new_trace_id()
+        log = run_logger(trace_id)
+        c = self.controls
+        calls = ExecContext(
+            self.registry,
+            c.fallback,
+            trace_id,
+            log,
+            {},
+            c.repeat_limit,
+            self.approve,
+            c.max_result_chars,
+            self.redact,
+        )
         deadline = None if self.time_budget is None else time.monotonic() + self.time_budget
-        state = RunState(messages, trace_id, run_logger(trace_id), Tracer(trace_id, self.sinks, self.redact), deadline)
-        return Run(self, state)
+        tracer = Tracer(trace_id, self.sinks, self.redact)
+        return LoopRun(self, RunState(messages, trace_id, log, tracer, calls, deadline))
 
     async def run(self, prompt: str | Sequence[Message]) -> RunResult:
         """Run to the end and return the result."""
@@ -97,16 +123,18 @@ class Loop:
             return asyncio.run(self.run(prompt))
         raise MinloopError("run_sync() was called inside a running event loop; use `await loop.run(...)`")
 
-    async def round(self, state: RunState) -> NextStep:
-        """One round: receive -> decide -> execute -> inject."""
+    async def step(self, state: RunState) -> Outcome:
+        """One step: receive -> decide -> execute -> inject."""
         if len(state.steps) >= self.max_steps:
             return Stop("max_steps_exceeded", f"no answer within {self.max_steps} steps")
         budget = asyncio.timeout(state.remaining())
         try:
             async with budget:
-                request, control, report = self.receive(state)
-                response, latency = await self.call_model(request, state)
-                decision = decide(response.message, state.index, self.controls.answer_check)
+                prompt = self.receive(state)
+                reply = await self.call_model(prompt.request, state)
+                decision = decide(
+                    reply.response.message, state.index, self.controls.answer_check, state.messages
+                )
                 results = await self.execute(decision, state)
         except ContextOverflowError as exc:
             return Stop("context_overflow", str(exc))
@@ -115,22 +143,18 @@ class Loop:
         except TimeoutError:
             if not budget.expired():
                 raise
-            return Stop("timeout", f"the run's {self.time_budget:g}s time budget ran out in step {state.index}")
-        self.inject(state, decision, results, response, request, control, latency, report)
-        match decision:
-            case Answer(message):
-                return Final(message)
-            case CallTools() | Blank() | Unfinished():
-                return Continue()
-            case _:
-                assert_never(decision)
+            return Stop(
+                "timeout", f"the run's {self.time_budget:g}s time budget ran out in step {state.index}"
+            )
+        step = self.inject(state, prompt, reply, decision, results)
+        return Final(step.message) if step.decision == "answer" else Continue()
 
-    def receive(self, state: RunState) -> tuple[ModelRequest, str | None, ContextReport | None]:
+    def receive(self, state: RunState) -> Prompt:
+        """Check the transcript, fit it to the window and add the control message, if any."""
         state.check(state.messages)
         decayed = 0 < self.controls.decay_after <= state.invalid_streak
-        last = state.steps[-1].decision if state.steps else None
         after_tools = state.messages[-1]["role"] in ("tool", "function")
-        control = control_message(self.controls, decayed=decayed, after_tools=after_tools, unfinished=last == "unfinished")
+        control = control_message(self.controls, decayed=decayed, after_tools=after_tools, note=state.note)
         sent, report = self.fit(state)
         messages = sent if control is None else [*sent, control]
         choice = "none" if decayed else self._tool_choice(state)
@@ -138,21 +162,27 @@ class Loop:
         if state.log.isEnabledFor(logging.DEBUG):
             state.log.debug("step %d input: %.300s", state.index, self._scrub(messages[-1].get("content")))
         state.tracer.emit("step_start", state.index, tool_choice=choice, decayed=decayed)
-        state.tracer.emit("model_request", state.index, messages=messages, tools=list(self.registry),
-                          tool_choice=choice, context=report)
-        return ModelRequest(messages, self.specs, choice), (control or {}).get("content"), report
+        state.tracer.emit(
+            "model_request",
+            state.index,
+            messages=messages,
+            tools=list(self.registry),
+            tool_choice=choice,
+            context=report,
+        )
+        return Prompt(ModelRequest(messages, self.specs, choice), (control or {}).get("content"), report)
 
-    def fit(self, state: RunState) -> tuple[list[Message], ContextReport | None]:
+    def fit(self, state: RunState) -> tuple[list[Message], Any]:
         """The transcript as sent: all of it, or what the context policy keeps (a copy either way)."""
         if self.context is None:
             return [*state.messages], None
-        window = self.context.window or getattr(self.model, "context_window", None)
-        if not window:
-            raise MinloopError("the context policy needs a window: ContextPolicy(window=...) or a model with context_window")
         count = counter_for(self.model, self.specs, state.token_ratio)
-        return self.context.apply(state.messages, count, window)
+        return self.context.apply(state.messages, count, self._window())
 
-    async def call_model(self, request: ModelRequest, state: RunState) -> tuple[ModelResponse, float]:
+    def _window(self) -> int | None:
+        return (self.context.window if self.context else None) or getattr(self.model, "context_window", None)
+
+    async def call_model(self, request: ModelRequest, state: RunState) -> Reply:
         started = time.perf_counter()
         try:
             response = await self.model.call(request)
@@ -162,22 +192,29 @@ class Loop:
         latency = time.perf_counter() - started
         if self.context is not None and response.usage.prompt_tokens:
             state.token_ratio = calibrate(self.specs, request.messages, response.usage.prompt_tokens)
-        state.tracer.emit("model_response", state.index, message=response.message, usage=response.usage, latency=latency)
-        return response, latency
+        state.tracer.emit(
+            "model_response", state.index, message=response.message, usage=response.usage, latency=latency
+        )
+        return Reply(response, latency)
 
     async def execute(self, decision: Decision, state: RunState) -> list[ToolResult]:
+        """Run the step's calls through the executor; trace each call and each result."""
         if not isinstance(decision, CallTools):
             return []
         for c in decision.calls:
             known = self.registry.get(c.name)
-            state.tracer.emit("tool_call", state.index, id=c.id, name=c.name, arguments=c.arguments,
-                              known=known is not None, timeout=known.timeout if known else None)
-        c = self.controls
-        ctx = ExecContext(self.registry, c.fallback, state.trace_id, state.log, state.calls_seen,
-                          c.repeat_limit, self.approve, c.max_result_chars, self.redact)
+            state.tracer.emit(
+                "tool_call",
+                state.index,
+                id=c.id,
+                name=c.name,
+                arguments=c.arguments,
+                known=known is not None,
+                timeout=known.timeout if known else None,
+            )
         token = current_trace_id.set(state.trace_id)
         try:
-            results = await execute_calls(decision.calls, ctx)
+            results = await self.executor(decision.calls, state)
         finally:
             current_trace_id.reset(token)
         for r in results if state.tracer.sinks else ():
@@ -185,50 +222,81 @@ class Loop:
         return results
 
     def inject(
-        self, state: RunState, decision: Decision, results: list[ToolResult],
-        response: ModelResponse, request: ModelRequest, control: str | None, latency: float,
-        report: ContextReport | None = None,
-    ) -> None:
-        if not isinstance(decision, Blank):  # a blank reply is not a message worth keeping
+        self, state: RunState, prompt: Prompt, reply: Reply, decision: Decision, results: list[ToolResult]
+    ) -> Step:
+        """Append the reply and its results (each right after its call) and record the step."""
+        if decision.kind != "blank":  # a blank reply is not a message worth keeping
             state.messages.append(decision.message)
-        state.messages.extend(r.to_message(self.controls.result_role) for r in results)  # adjacent (S16)
-        valid = is_valid_round(decision, results)
+        state.messages.extend(r.to_message(self.controls.result_role) for r in results)
+        valid = is_valid_step(decision, results)
         state.invalid_streak = 0 if valid else state.invalid_streak + 1
         if any(r.error == "ERR_TOOL_REPEATED" for r in results):
             state.invalid_streak = max(state.invalid_streak, self.controls.decay_after)
-        state.tool_rounds += bool(results)
-        kind = {Answer: "answer", CallTools: "tool_calls", Blank: "blank", Unfinished: "unfinished"}[type(decision)]
+        state.tool_steps += bool(results)
+        state.note = decision.note if isinstance(decision, Unfinished) else None
         step = Step(
-            index=state.index, decision=kind, message=decision.message,  # type: ignore[arg-type]
-            tool_calls=getattr(decision, "calls", ()), results=tuple(results),
-            model_latency=latency, tool_latency=max((r.latency for r in results), default=0.0),
-            usage=response.usage, tool_choice=request.tool_choice, control=control, valid=valid, context=report,
+            index=state.index,
+            decision=decision.kind,
+            message=decision.message,
+            tool_calls=decision.calls if isinstance(decision, CallTools) else (),
+            results=tuple(results),
+            model_latency=reply.latency,
+            tool_latency=max((r.latency for r in results), default=0.0),
+            usage=reply.response.usage,
+            tool_choice=prompt.request.tool_choice,
+            control=prompt.control,
+            valid=valid,
+            context=prompt.context,
         )
         state.steps.append(step)
-        state.tracer.emit("step_end", step.index, decision=kind, valid=valid, model_latency=latency,
-                          tool_latency=step.tool_latency, usage=step.usage)
+        state.tracer.emit(
+            "step_end",
+            step.index,
+            decision=step.decision,
+            valid=valid,
+            model_latency=reply.latency,
+            tool_latency=step.tool_latency,
+            usage=step.usage,
+        )
         errors = f" {[c.name for c in step.tool_calls]} errors={step.errors}" if results else ""
-        state.log.info("step %d end: %s%s, %.1fms model", step.index, kind, errors, latency * 1000)
+        state.log.info(
+            "step %d end: %s%s, %.1fms model", step.index, step.decision, errors, reply.latency * 1000
+        )
+        return step
 
     def _scrub(self, value: Any) -> Any:
         return self.redact(value) if self.redact is not None else value
 
     def _tool_choice(self, state: RunState) -> ToolChoice:
         choice = self.tool_choice
-        if state.tool_rounds or choice in ("auto", "none") or not self.specs:
+        if state.tool_steps or choice in ("auto", "none") or not self.specs:
             return "auto" if choice != "none" else "none"
-        if isinstance(choice, str) and choice != "required":
-            return {"type": "function", "function": {"name": choice}}
-        return choice
+        if isinstance(choice, dict):
+            return choice
+        if choice == "required":
+            return "required"
+        return {"type": "function", "function": {"name": choice}}
 
 
-async def run(prompt: str | Sequence[Message], *, model: Model, tools: Sequence[Tool | Callable[..., Any]] = (),
-              max_steps: int = 10, **options: Any) -> RunResult:
+async def run(
+    prompt: str | Sequence[Message],
+    *,
+    model: Model,
+    tools: Sequence[Tool | Callable[..., Any]] = (),
+    max_steps: int = 10,
+    **options: Any,
+) -> RunResult:
     """``await minloop.run(prompt, model=..., tools=[...])``: one run with a throwaway ``Loop``."""
     return await Loop(model, tools, max_steps, **options).run(prompt)
 
 
-def run_sync(prompt: str | Sequence[Message], *, model: Model, tools: Sequence[Tool | Callable[..., Any]] = (),
-             max_steps: int = 10, **options: Any) -> RunResult:
+def run_sync(
+    prompt: str | Sequence[Message],
+    *,
+    model: Model,
+    tools: Sequence[Tool | Callable[..., Any]] = (),
+    max_steps: int = 10,
+    **options: Any,
+) -> RunResult:
     """Blocking ``run``."""
     return Loop(model, tools, max_steps, **options).run_sync(prompt)

@@ -1,4 +1,4 @@
-"""Messages in the Chat Completions wire format, and the transcript rules (S4, S5, S16, S17, S21).
+"""Messages in the Chat Completions wire format, and the transcript rules.
 
 A message is a plain ``dict`` exactly as the Chat Completions API sends and receives it, so a
 transcript can be stored, logged and replayed without conversion. ``check_transcript`` is run
@@ -35,7 +35,7 @@ RESULT_ROLES = frozenset({"tool", "function"})
 
 @dataclass(frozen=True, slots=True)
 class ToolCall:
-    """One call requested by the model: an instruction, never a result (S5)."""
+    """One call requested by the model: an instruction, never a result."""
 
     id: str
     name: str
@@ -66,7 +66,7 @@ class ToolCall:
 
 
 def tool_calls_of(message: Message) -> list[dict[str, Any]]:
-    """The non-empty list of tool calls of an assistant message, else ``[]`` (S8).
+    """The non-empty list of tool calls of an assistant message, else ``[]``.
 
     ``None`` (OpenAI) and ``[]`` (Llama-style servers) both mean "no call".
     """
@@ -86,11 +86,11 @@ def normalize_input(prompt: str | Sequence[Message]) -> list[Message]:
 def check_transcript(messages: Sequence[Any]) -> None:
     """Raise ``TranscriptError`` for the first rule ``messages`` breaks; return if it is valid.
 
-    Rules: every item is an object with a known role; at least one user message (S4); assistant
+    Rules: every item is an object with a known role; at least one user message; assistant
     tool calls are well formed with unique ids; every tool result directly follows the assistant
-    message that asked for it, answers one of its pending ``tool_call_id`` s exactly once (S16,
-    S21), carries the tool name for the legacy ``function`` role (S5), and has a string content
-    holding JSON (S17); no call is left unanswered before the next non-result message; content
+    message that asked for it, answers one of its pending ``tool_call_id`` s exactly once,
+    carries the tool name for the legacy ``function`` role, and has a string content holding
+    JSON; no call is left unanswered before the next non-result message; content
     parts are JSON objects with a ``type``.
     """
     problems = transcript_problems(messages)
@@ -102,7 +102,9 @@ def transcript_problems(messages: Any) -> list[tuple[int | None, str, str]]:
     """Every rule violation as ``(index, rule, detail)``, in the order found; never raises."""
     walk = _Walk()
     if not isinstance(messages, Sequence) or isinstance(messages, str | bytes):
-        walk.add(None, "not_a_list", f"messages must be a list of message objects, got {type(messages).__name__}")
+        walk.add(
+            None, "not_a_list", f"messages must be a list of message objects, got {type(messages).__name__}"
+        )
         return walk.problems
     for i, msg in enumerate(messages):
         walk.message(i, msg)
@@ -117,10 +119,11 @@ class TranscriptChecker:
     just the messages appended since the last one (a list that shrank, or whose last checked
     message was replaced, is walked again from the start), so checking every step costs O(new messages), not O(transcript)."""
 
-    __slots__ = ("_walk", "_count", "_last")
+    __slots__ = ("_count", "_last", "_walk")
 
     def __init__(self) -> None:
-        self._walk, self._count, self._last = _Walk(), 0, None
+        self._walk, self._count = _Walk(), 0
+        self._last: Message | None = None
 
     def __call__(self, messages: list[Message]) -> None:
         count = len(messages)
@@ -171,7 +174,11 @@ class _Walk:
     def close(self, i: int | None) -> None:
         if self.pending:
             where = "the end of the transcript" if i is None else f"message {i}"
-            self.add(self.open_index, "unanswered_tool_call", f"tool call(s) {sorted(self.pending)} have no result before {where}")
+            self.add(
+                self.open_index,
+                "unanswered_tool_call",
+                f"tool call(s) {sorted(self.pending)} have no result before {where}",
+            )
             self.pending = {}
 
     def parts(self, i: int, content: Any) -> None:
@@ -199,11 +206,18 @@ class _Walk:
     def call(self, i: int, j: int, call: Any) -> None:
         fn = call.get("function") if isinstance(call, dict) else None
         call_id = call.get("id") if isinstance(call, dict) else None
-        if not isinstance(fn, dict) or not isinstance(fn.get("name"), str) or not isinstance(call_id, str) or not call_id:
+        if (
+            not isinstance(fn, dict)
+            or not isinstance(fn.get("name"), str)
+            or not isinstance(call_id, str)
+            or not call_id
+        ):
             return self.add(i, "bad_tool_calls", f"tool_calls[{j}] needs a string id and function.name")
         if not isinstance(fn.get("arguments"), str):
             kind = type(fn.get("arguments")).__name__
-            self.add(i, "bad_tool_calls", f"tool_calls[{j}].function.arguments is a {kind}, not a JSON string")
+            self.add(
+                i, "bad_tool_calls", f"tool_calls[{j}].function.arguments is a {kind}, not a JSON string"
+            )
         if call_id in self.pending:
             self.add(i, "duplicate_tool_call_id", f"tool call id {call_id!r} repeats")
         self.pending[call_id] = fn["name"]
@@ -211,19 +225,34 @@ class _Walk:
     def result(self, i: int, msg: Message) -> None:
         role, call_id = msg["role"], msg.get("tool_call_id")
         if not self.issued:
-            self.add(i, "orphan_tool_result", f"a {role} message must directly follow the assistant message that requested it")
+            self.add(
+                i,
+                "orphan_tool_result",
+                f"a {role} message must directly follow the assistant message that requested it",
+            )
         elif not isinstance(call_id, str) or call_id not in self.pending:
-            rule = "duplicate_tool_result" if isinstance(call_id, str) and call_id in self.issued else "tool_call_id_mismatch"
-            self.add(i, rule, f"tool_call_id {call_id!r} does not answer a pending call of message "
-                     f"{self.open_index} (pending: {sorted(self.pending)})")
+            rule = (
+                "duplicate_tool_result"
+                if isinstance(call_id, str) and call_id in self.issued
+                else "tool_call_id_mismatch"
+            )
+            self.add(
+                i,
+                rule,
+                f"tool_call_id {call_id!r} does not answer a pending call of message "
+                f"{self.open_index} (pending: {sorted(self.pending)})",
+            )
         else:
             del self.pending[call_id]
         if role == "function" and not msg.get("name"):
             self.add(i, "missing_name", "a function message must carry the tool name")
         content = msg.get("content")
         if not isinstance(content, str):
-            self.add(i, "content_not_string",
-                     f"tool result content must be a JSON string, got {type(content).__name__} (use json.dumps)")
+            self.add(
+                i,
+                "content_not_string",
+                f"tool result content must be a JSON string, got {type(content).__name__} (use json.dumps)",
+            )
         elif not _is_json_text(content):
             self.add(i, "content_not_json", "tool result content is not JSON")
 

@@ -6,25 +6,26 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, TypeAlias
 
 from .context import ContextReport
+from .decision import DecisionKind
 from .execute import ToolResult
 from .messages import Message, ToolCall
 from .models.base import ToolChoice, Usage
 
-__all__ = ["DecisionKind", "RunResult", "Status", "Step"]
+__all__ = ["RunResult", "Status", "Step"]
 
-Status: TypeAlias = Literal["success", "max_steps_exceeded", "model_error", "timeout", "cancelled", "context_overflow"]
+Status: TypeAlias = Literal[
+    "success", "max_steps_exceeded", "model_error", "timeout", "cancelled", "context_overflow"
+]
 """``success``: the model answered. ``max_steps_exceeded``: the step budget ran out before an
 answer. ``model_error``: the model call itself failed after retries (``RunResult.error`` holds
 the cause). ``timeout``: the run's ``time_budget`` ran out. ``cancelled``: the task driving the
 run was cancelled. ``context_overflow``: the messages cannot fit the model's window, even after
 the context policy did what it could."""
 
-DecisionKind: TypeAlias = Literal["answer", "tool_calls", "blank", "unfinished"]
-
 
 @dataclass(frozen=True, slots=True)
 class Step:
-    """One round: the model's decision and, if it called tools, their results."""
+    """One step: the model's decision and, if it called tools, their results."""
 
     index: int
     decision: DecisionKind

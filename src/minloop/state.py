@@ -1,16 +1,23 @@
-"""Per-run state and the tagged union a round returns. The ``Loop`` itself holds none of it."""
+"""Per-run state, the records a step passes between its four parts, and what a step returns.
+
+The ``Loop`` holds none of this: a ``RunState`` is made per run, so one loop serves any number
+of concurrent runs.
+"""
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeAlias
 
+from .context import ContextReport
+from .events import Tracer
+from .execute import ExecContext
 from .messages import Message, TranscriptChecker
+from .models.base import ModelRequest, ModelResponse
 from .result import Status, Step
-from .trace.events import Tracer
 
-__all__ = ["Continue", "Final", "NextStep", "RunState", "Stop"]
+__all__ = ["Continue", "Final", "Outcome", "Prompt", "Reply", "RunState", "Stop"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,38 +29,56 @@ class Final:
 
 @dataclass(frozen=True, slots=True)
 class Continue:
-    """Tools were called (or the reply was blank): go round again."""
+    """Tools were called, or the reply was not an answer: take another step."""
 
 
 @dataclass(frozen=True, slots=True)
 class Stop:
-    """The run ends without an answer, for ``reason``."""
+    """The run ends without an answer, with ``status``, for ``reason``."""
 
     status: Status
     reason: str
 
 
-NextStep = Final | Continue | Stop
+Outcome: TypeAlias = Final | Continue | Stop
+
+
+@dataclass(frozen=True, slots=True)
+class Prompt:
+    """What ``receive`` prepared: the request, the control message sent with it, the context report."""
+
+    request: ModelRequest
+    control: str | None = None
+    context: ContextReport | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """What the model call returned, and how long it took."""
+
+    response: ModelResponse
+    latency: float
 
 
 @dataclass(slots=True)
 class RunState:
     messages: list[Message]
     trace_id: str
-    log: Any
+    log: Any  # a logging.LoggerAdapter keyed by the trace id
     tracer: Tracer
+    calls: ExecContext  # what executing this run's tool calls needs, made once per run
     deadline: float | None = None  # time.monotonic() value, from the run's time budget
     steps: list[Step] = field(default_factory=list)
     invalid_streak: int = 0
-    tool_rounds: int = 0
-    calls_seen: dict[tuple[str, str], int] = field(default_factory=dict)
+    tool_steps: int = 0
+    note: str | None = None  # why the last reply was not accepted as an answer, sent with the next call
     token_ratio: float = 1.0  # provider tokens / our estimate, from the last call's usage
     started: float = field(default_factory=time.perf_counter)
     check: TranscriptChecker = field(default_factory=TranscriptChecker)
 
     @property
     def index(self) -> int:
-        """The number of the round in progress."""
+        """The number of the step in progress."""
         return len(self.steps) + 1
 
     def remaining(self) -> float | None:

@@ -1,4 +1,4 @@
-"""Tools: a function plus a machine-checked contract (S11, S12, S27).
+"""Tools: a function plus a machine-checked contract.
 
 ``@tool`` builds the argument model from the function signature and docstring with public
 Pydantic API (``create_model``); the JSON schema the model sees is that model's schema, and
@@ -12,14 +12,14 @@ import inspect
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, get_type_hints, overload
+from typing import Any, TypedDict, Unpack, get_type_hints, overload
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 from pydantic.fields import FieldInfo
 
 from .exceptions import ToolDefinitionError
 
-__all__ = ["DEFAULT_TIMEOUT", "Tool", "tool", "tool_specs"]
+__all__ = ["DEFAULT_TIMEOUT", "Tool", "ToolOptions", "tool", "tool_specs"]
 
 DEFAULT_TIMEOUT = 30.0
 """Seconds a tool may run when it declares neither ``timeout`` nor ``sla``."""
@@ -67,86 +67,78 @@ def tool_specs(tools: Iterable[Tool]) -> list[dict[str, Any]]:
     return [t.spec() for t in tools]
 
 
+class ToolOptions(TypedDict, total=False):
+    """The options of ``@tool(...)``."""
+
+    name: str
+    description: str
+    output: type[BaseModel]
+    output_map: Mapping[str, str]
+    sla: float
+    timeout: float
+    needs_approval: bool
+    keep_fields: Sequence[str]
+
+
 @overload
-def tool(fn: Callable[..., Any], /) -> Tool: ...
+def tool(fn: Callable[..., Any], /, **options: Unpack[ToolOptions]) -> Tool: ...
 @overload
-def tool(
-    *,
-    name: str | None = None,
-    description: str | None = None,
-    output: type[BaseModel] | None = None,
-    output_map: Mapping[str, str] | None = None,
-    sla: float | None = None,
-    timeout: float | None = None,
-    needs_approval: bool = False,
-    keep_fields: Sequence[str] | None = None,
-) -> Callable[[Callable[..., Any]], Tool]: ...
+def tool(**options: Unpack[ToolOptions]) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
 def tool(
-    fn: Callable[..., Any] | None = None,
-    /,
-    *,
-    name: str | None = None,
-    description: str | None = None,
-    output: type[BaseModel] | None = None,
-    output_map: Mapping[str, str] | None = None,
-    sla: float | None = None,
-    timeout: float | None = None,
-    needs_approval: bool = False,
-    keep_fields: Sequence[str] | None = None,
+    fn: Callable[..., Any] | None = None, /, **options: Unpack[ToolOptions]
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a function (sync or async) into a ``Tool``.
 
     Use bare (``@tool``) or with options (``@tool(output=Weather, sla=1.2)``). Parameter
     descriptions come from ``Annotated[..., Field(description=...)]`` or the docstring's
     ``Args:`` section. A return annotation that is a Pydantic model is the output contract
-    unless ``output`` is given. ``needs_approval=True`` runs the tool only when the loop's
-    approval callback says yes (denied otherwise, with ``ERR_TOOL_DENIED``). ``keep_fields``
-    keeps only those keys of a dict result (S24: noise fields never reach the model); a
-    declared ``output`` model already keeps only its own fields.
+    unless ``output`` is given. ``timeout`` is the hard limit in seconds (default 1.5 x
+    ``sla``, else 30 s). ``needs_approval=True`` runs the tool only when the loop's approval
+    callback says yes (denied otherwise, with ``ERR_TOOL_DENIED``). ``keep_fields`` keeps only
+    those keys of a dict result (noise fields never reach the model); a declared ``output``
+    model already keeps only its own fields.
     """
+    unknown = set(options) - set(ToolOptions.__annotations__)
+    if unknown:
+        raise ToolDefinitionError(
+            f"unknown tool option(s) {sorted(unknown)}; known: {sorted(ToolOptions.__annotations__)}"
+        )
 
     def build(f: Callable[..., Any]) -> Tool:
-        return _build(f, name, description, output, output_map, sla, timeout, needs_approval, keep_fields)
+        return _build(f, options)
 
     return build(fn) if fn is not None else build
 
 
-def _build(
-    fn: Callable[..., Any],
-    name: str | None,
-    description: str | None,
-    output: type[BaseModel] | None,
-    output_map: Mapping[str, str] | None,
-    sla: float | None,
-    timeout: float | None,
-    needs_approval: bool = False,
-    keep_fields: Sequence[str] | None = None,
-) -> Tool:
-    tool_name = name or fn.__name__
+def _build(fn: Callable[..., Any], options: ToolOptions) -> Tool:
+    tool_name = options.get("name") or fn.__name__
     if not _NAME_RE.match(tool_name):
         raise ToolDefinitionError(f"tool name {tool_name!r} must match {_NAME_RE.pattern}")
     summary, arg_docs = _parse_docstring(inspect.getdoc(fn) or "")
     hints = get_type_hints(fn, include_extras=True)
+    output = options.get("output")
     if output is None:
         ret = hints.get("return")
         output = ret if isinstance(ret, type) and issubclass(ret, BaseModel) else None
+    sla, timeout = options.get("sla"), options.get("timeout")
     for label, value in (("sla", sla), ("timeout", timeout)):
         if value is not None and value <= 0:
             raise ToolDefinitionError(f"tool {tool_name!r}: {label} must be > 0, got {value}")
     limit = timeout if timeout is not None else (sla * SLA_FACTOR if sla else DEFAULT_TIMEOUT)
+    keep = options.get("keep_fields")
     return Tool(
         name=tool_name,
-        description=description or summary or tool_name,
+        description=options.get("description") or summary or tool_name,
         fn=fn,
         args=_args_model(fn, tool_name, hints, arg_docs),
         output=output,
-        output_map=dict(output_map or {}),
+        output_map=dict(options.get("output_map") or {}),
         sla=sla,
         timeout=limit,
-        needs_approval=needs_approval,
-        keep_fields=tuple(keep_fields) if keep_fields is not None else None,
+        needs_approval=options.get("needs_approval", False),
+        keep_fields=tuple(keep) if keep is not None else None,
         is_async=inspect.iscoroutinefunction(fn),
     )
 
@@ -163,8 +155,12 @@ def _args_model(
             )
         annotation = hints.get(param.name, Any)
         default = ... if param.default is inspect.Parameter.empty else param.default
-        described = {"description": docs[param.name]} if param.name in docs else {}
-        info = default if isinstance(default, FieldInfo) else Field(default, **described)
+        if isinstance(default, FieldInfo):
+            info = default
+        elif param.name in docs:
+            info = Field(default, description=docs[param.name])
+        else:
+            info = Field(default)
         fields[param.name] = (annotation, info)
     config = ConfigDict(extra="forbid")
     try:
@@ -211,11 +207,7 @@ def _take_paragraph(lines: list[str]) -> list[str]:
 def _clean_schema(schema: Any) -> Any:
     """Drop Pydantic's ``title`` keys: they cost tokens and tell the model nothing."""
     if isinstance(schema, dict):
-        return {
-            k: _clean_schema(v)
-            for k, v in schema.items()
-            if not (k == "title" and isinstance(v, str))
-        }
+        return {k: _clean_schema(v) for k, v in schema.items() if not (k == "title" and isinstance(v, str))}
     if isinstance(schema, list):
         return [_clean_schema(v) for v in schema]
     return schema

@@ -1,13 +1,13 @@
-"""Built-in tools: real, offline and truthful. None of them can reach a model (S14): they hold
+"""Built-in tools: real, offline and truthful. None of them can reach a model: they hold
 no model and the loop's guard refuses one called from inside a tool."""
 
 from __future__ import annotations
 
 import os
 
+from ..fallback import ask_for_clarification
 from ..tools import Tool
 from .calculator import calculator
-from .clarify import ask_for_clarification
 from .clock import current_time
 from .files import file_tools
 

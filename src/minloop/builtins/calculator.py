@@ -11,14 +11,29 @@ from typing import Any
 from ..tools import tool
 
 _BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
-    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
-    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+    ast.Pow: operator.pow,
 }
 _UNARY: dict[type[ast.unaryop], Callable[[Any], Any]] = {ast.UAdd: operator.pos, ast.USub: operator.neg}
 _FUNCTIONS: dict[str, Callable[..., Any]] = {
-    "sqrt": math.sqrt, "abs": abs, "round": round, "floor": math.floor, "ceil": math.ceil,
-    "log": math.log, "log10": math.log10, "exp": math.exp, "sin": math.sin, "cos": math.cos,
-    "tan": math.tan, "min": min, "max": max,
+    "sqrt": math.sqrt,
+    "abs": abs,
+    "round": round,
+    "floor": math.floor,
+    "ceil": math.ceil,
+    "log": math.log,
+    "log10": math.log10,
+    "exp": math.exp,
+    "sin": math.sin,
+    "cos": math.cos,
+    "tan": math.tan,
+    "min": min,
+    "max": max,
 }
 _CONSTANTS = {"pi": math.pi, "e": math.e}
 MAX_EXPONENT = 10_000
@@ -53,7 +68,9 @@ def _eval(node: ast.AST) -> Any:
             return _UNARY[type(op)](_eval(operand))
         case ast.Call(func=ast.Name(id=name), args=args, keywords=[]) if name in _FUNCTIONS:
             return _FUNCTIONS[name](*(_eval(a) for a in args))
-    raise ValueError(f"{ast.unparse(node)!r} is not allowed (numbers, + - * / // % **, {', '.join(_FUNCTIONS)})")
+    raise ValueError(
+        f"{ast.unparse(node)!r} is not allowed (numbers, + - * / // % **, {', '.join(_FUNCTIONS)})"
+    )
 
 
 @tool(timeout=2.0)

@@ -93,6 +93,14 @@ class Folder:
             except (UnicodeDecodeError, OSError):
                 continue
             rel = path.relative_to(self.base).as_posix()
-            matches += [{"path": rel, "line": n, "text": line.strip()[:200]} for n, line in enumerate(lines, 1)
-                        if needle in line.lower()]
-        return {"query": query, "count": len(matches), "matches": matches[:MAX_MATCHES], "truncated": len(matches) > MAX_MATCHES}
+            matches += [
+                {"path": rel, "line": n, "text": line.strip()[:200]}
+                for n, line in enumerate(lines, 1)
+                if needle in line.lower()
+            ]
+        return {
+            "query": query,
+            "count": len(matches),
+            "matches": matches[:MAX_MATCHES],
+            "truncated": len(matches) > MAX_MATCHES,
+        }

@@ -55,12 +55,25 @@ PYTHON_HINT = " Note that the provided function is in Python 3 syntax."
 FLOAT_HINT = " This is a float type value."
 CHECKER_MODEL = "minloop"
 JSON_TYPES = {
-    "string": "string", "any": "string", "integer": "integer", "float": "number", "number": "number",
-    "boolean": "boolean", "bool": "boolean", "array": "array", "list": "array", "tuple": "array",
-    "dict": "object", "object": "object",
+    "string": "string",
+    "any": "string",
+    "integer": "integer",
+    "float": "number",
+    "number": "number",
+    "boolean": "boolean",
+    "bool": "boolean",
+    "array": "array",
+    "list": "array",
+    "tuple": "array",
+    "dict": "object",
+    "object": "object",
 }
 PYTHON_TYPES: dict[str, Any] = {
-    "string": str, "integer": int, "number": float, "boolean": bool, "object": dict[str, Any],
+    "string": str,
+    "integer": int,
+    "number": float,
+    "boolean": bool,
+    "object": dict[str, Any],
 }
 
 
@@ -86,11 +99,16 @@ def data_dir() -> Path:
 def load_items(category: str, limit: int | None = None, data: Path | None = None) -> list[Item]:
     """The first ``limit`` items of a category, with their possible answers."""
     if category not in CATEGORIES + HELD_OUT:
-        raise MinloopError(f"BFCL category {category!r} is not evaluated here; choose from "
-                           f"{', '.join(CATEGORIES + HELD_OUT)}")
+        raise MinloopError(
+            f"BFCL category {category!r} is not evaluated here; choose from "
+            f"{', '.join(CATEGORIES + HELD_OUT)}"
+        )
     data = data or data_dir()
-    path = _one(sorted(p for p in data.glob("BFCL_v*.json") if re.fullmatch(rf"BFCL_v\d+_{category}\.json", p.name)),
-                category, data)
+    path = _one(
+        sorted(p for p in data.glob("BFCL_v*.json") if re.fullmatch(rf"BFCL_v\d+_{category}\.json", p.name)),
+        category,
+        data,
+    )
     questions = _jsonl(path, limit)
     answers = {}
     if "irrelevance" not in category:
@@ -108,7 +126,7 @@ def _one(paths: list[Path], category: str, data: Path) -> Path:
 
 
 def _jsonl(path: Path, limit: int | None = None) -> list[dict[str, Any]]:
-    rows = []
+    rows: list[dict[str, Any]] = []
     with path.open(encoding="utf-8") as f:
         for line in f:
             if limit is not None and len(rows) >= limit:
@@ -132,7 +150,9 @@ def tool_spec(function: dict[str, Any]) -> dict[str, Any]:
 
 def json_schema(node: dict[str, Any]) -> dict[str, Any]:
     """A BFCL parameter schema (``dict``, ``float``, ``tuple``, ``any``, ...) as JSON schema."""
-    out = {k: copy.deepcopy(v) for k, v in node.items() if k not in ("type", "properties", "items", "optional")}
+    out = {
+        k: copy.deepcopy(v) for k, v in node.items() if k not in ("type", "properties", "items", "optional")
+    }
     kind = node.get("type", "string")
     out["type"] = JSON_TYPES.get(kind, "string")
     if kind == "float":
@@ -149,8 +169,12 @@ def placeholder_tool(function: dict[str, Any]) -> Tool:
     """A tool with the function's spec that validates its arguments strictly and executes nothing."""
     spec = tool_spec(function)["function"]
     return replace(
-        tool(_no_arguments), name=spec["name"], description=spec["description"],
-        fn=_recorded, args=_args_model(spec["name"], function["parameters"], spec["parameters"]), is_async=True,
+        tool(_no_arguments),
+        name=spec["name"],
+        description=spec["description"],
+        fn=_recorded,
+        args=_args_model(spec["name"], function["parameters"], spec["parameters"]),
+        is_async=True,
     )
 
 
@@ -166,8 +190,13 @@ async def _no_arguments() -> None:
 def _args_model(name: str, params: dict[str, Any], schema: dict[str, Any]) -> type[BaseModel]:
     required = set(params.get("required") or [])
     fields: dict[str, Any] = {}
-    for i, (param, sub) in enumerate((params.get("properties") or {}).items()):  # aliases: any name is allowed
-        fields[f"p{i}"] = (_annotation(json_schema(sub)), Field(... if param in required else None, alias=param))
+    for i, (param, sub) in enumerate(
+        (params.get("properties") or {}).items()
+    ):  # aliases: any name is allowed
+        fields[f"p{i}"] = (
+            _annotation(json_schema(sub)),
+            Field(... if param in required else None, alias=param),
+        )
 
     def exact_schema(generated: dict[str, Any], _: type) -> None:  # the model sees the BFCL schema as is
         generated.clear()
@@ -180,9 +209,10 @@ def _args_model(name: str, params: dict[str, Any], schema: dict[str, Any]) -> ty
 def _annotation(schema: dict[str, Any]) -> Any:
     enum = schema.get("enum")
     if isinstance(enum, list) and enum and all(isinstance(v, str | int | float | bool) for v in enum):
-        return Literal[tuple(enum)]
+        return Literal[tuple(enum)]  # type: ignore[valid-type]
     if schema["type"] == "array":
-        return list[_annotation(schema["items"])] if isinstance(schema.get("items"), dict) else list[Any]
+        items = schema.get("items")
+        return list[_annotation(items)] if isinstance(items, dict) else list[Any]  # type: ignore[misc]
     return PYTHON_TYPES[schema["type"]]
 
 
@@ -217,15 +247,20 @@ def load_checker() -> Callable[..., dict[str, Any]]:
         if previous is None:
             del sys.modules[key]
 
-    def check(functions: list[dict[str, Any]], prediction: list[dict[str, Any]], answer: list[dict[str, Any]],
-              category: str) -> dict[str, Any]:
+    def check(
+        functions: list[dict[str, Any]],
+        prediction: list[dict[str, Any]],
+        answer: list[dict[str, Any]],
+        category: str,
+    ) -> dict[str, Any]:
         return ast_checker(functions, prediction, answer, Language.PYTHON, category, CHECKER_MODEL)
 
     return check
 
 
-def score(item: Item, prediction: list[dict[str, Any]] | None,
-          check: Callable[..., dict[str, Any]]) -> tuple[bool, str]:
+def score(
+    item: Item, prediction: list[dict[str, Any]] | None, check: Callable[..., dict[str, Any]]
+) -> tuple[bool, str]:
     """Whether a prediction is correct, by BFCL's rules, and why not.
 
     Irrelevance: correct when no call was made (or none could be decoded, as BFCL counts it).
@@ -240,7 +275,7 @@ def score(item: Item, prediction: list[dict[str, Any]] | None,
     assert item.answer is not None
     try:
         result = check(item.functions, prediction, item.answer, item.category)
-    except Exception as exc:  # noqa: BLE001 (the checker trips over some malformed predictions)
+    except Exception as exc:
         return False, f"checker: {type(exc).__name__}: {exc}"
     return bool(result["valid"]), "; ".join(map(str, result.get("error") or []))
 

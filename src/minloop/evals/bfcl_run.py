@@ -6,11 +6,11 @@ Both arms get the same model, the same messages and the same tool specs.
   embedded model this is the same weights and constrained decision without minloop's decision
   policy (no argument grounding, no gate).
 * **loop**: a ``Loop`` over placeholder tools (strictly validated, executing nothing), driven
-  with ``.iter()`` and stopped at the first *valid* tool round, whose calls are the prediction;
-  an answer means "no call". An invalid round (blank reply, unknown tool, arguments that fail
+  with ``.iter()`` and stopped at the first *valid* tool step, whose calls are the prediction;
+  an answer means "no call". An invalid step (blank reply, unknown tool, arguments that fail
   the schema) goes back to the model as the loop always does, within ``max_steps``; with
-  ``max_steps=1`` the prediction is strictly the first round's. A run that ends without a
-  valid tool round predicts no call.
+  ``max_steps=1`` the prediction is strictly the first step's. A run that ends without a
+  valid tool step predicts no call.
 
 Each arm runs a whole category before the other, so neither reuses the other's KV cache.
 """
@@ -18,22 +18,18 @@ Each arm runs a whole category before the other, so neither reuses the other's K
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Annotated, Any, Literal
-
-import typer
+from typing import Any, Literal
 
 from ..exceptions import MinloopError, ModelError
 from ..loop import Loop
 from ..messages import ToolCall, tool_calls_of
 from ..models.base import Model, ModelRequest
-from .bfcl import CATEGORIES, HELD_OUT, Item, decode, load_checker, load_items, names_of, placeholder_tool, score
+from .bfcl import Item, decode, load_checker, load_items, names_of, placeholder_tool, score
 
-__all__ = ["Arm", "CategoryScore", "eval_bfcl_command", "evaluate", "predict_loop", "predict_raw"]
+__all__ = ["Arm", "CategoryScore", "evaluate", "predict_loop", "predict_raw"]
 
 Arm = Literal["loop", "raw"]
 Prediction = list[dict[str, Any]] | None
@@ -83,14 +79,22 @@ async def predict_raw(model: Model, item: Item) -> Prediction:
     return decode(calls, names_of(item.functions))
 
 
-async def run_arm(arm: Arm, model: Model, items: list[Item], max_steps: int,
-                  check: Callable[..., dict[str, Any]], rows: list[dict[str, Any]]) -> CategoryScore:
+async def run_arm(
+    arm: Arm,
+    model: Model,
+    items: list[Item],
+    max_steps: int,
+    check: Callable[..., dict[str, Any]],
+    rows: list[dict[str, Any]],
+) -> CategoryScore:
     result = CategoryScore(items[0].category if items else "")
     for item in items:
         started = time.perf_counter()
         error = None
         try:
-            prediction = await (predict_loop(model, item, max_steps) if arm == "loop" else predict_raw(model, item))
+            prediction = await (
+                predict_loop(model, item, max_steps) if arm == "loop" else predict_raw(model, item)
+            )
             correct, why = score(item, prediction, check)
         except MinloopError as exc:
             prediction, correct, why, error = None, False, "", f"{type(exc).__name__}: {exc}"
@@ -98,14 +102,27 @@ async def run_arm(arm: Arm, model: Model, items: list[Item], max_steps: int,
         result.seconds += time.perf_counter() - started
         result.items += 1
         result.correct += correct
-        rows.append({"id": item.id, "arm": arm, "correct": correct, "prediction": prediction, "why": why,
-                     "error": error})
+        rows.append(
+            {
+                "id": item.id,
+                "arm": arm,
+                "correct": correct,
+                "prediction": prediction,
+                "why": why,
+                "error": error,
+            }
+        )
     return result
 
 
-async def evaluate(model: Model, categories: list[str], limit: int | None, max_steps: int = 3,
-                   on_category: Callable[[str, Arm, CategoryScore], None] | None = None,
-                   raw: Model | None = None) -> Report:
+async def evaluate(
+    model: Model,
+    categories: list[str],
+    limit: int | None,
+    max_steps: int = 3,
+    on_category: Callable[[str, Arm, CategoryScore], None] | None = None,
+    raw: Model | None = None,
+) -> Report:
     """Score both arms on each category (the first ``limit`` items of each). The raw arm calls
     ``raw`` (default: ``model``): for the embedded model, the same weights without minloop's
     decision policy (``LocalModel.plain()``)."""
@@ -126,53 +143,10 @@ async def evaluate(model: Model, categories: list[str], limit: int | None, max_s
 
 
 def total(scores: list[CategoryScore]) -> CategoryScore:
-    return CategoryScore("all", sum(s.items for s in scores), sum(s.correct for s in scores),
-                         sum(s.errors for s in scores), sum(s.seconds for s in scores))
-
-
-def table(title: str, scores: list[CategoryScore]) -> Any:
-    from rich.table import Table
-
-    t = Table(title=title, title_justify="left")
-    for name in ("category", "items", "correct", "accuracy", "s/item", "errors"):
-        t.add_column(name, justify="left" if name == "category" else "right")
-    for s in [*scores, total(scores)]:
-        t.add_row(s.category, str(s.items), str(s.correct), f"{s.accuracy:.1%}", f"{s.per_item:.2f}", str(s.errors))
-    return t
-
-
-CATEGORIES_HELP = ("Comma-separated categories: the non-live single-turn ones, or the held-out "
-                   f"{', '.join(HELD_OUT)}.")
-
-
-def eval_bfcl_command(
-    limit: Annotated[int, typer.Option(min=1, help="Items per category (the first N).")] = 50,
-    model: Annotated[str, typer.Option(help="'local' (embedded 0.5B), 'local-1.5b', or a remote model name.")] = "local",
-    categories: Annotated[str, typer.Option(help=CATEGORIES_HELP)] = ",".join(CATEGORIES),
-    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint for a remote model.")] = None,
-    max_steps: Annotated[int, typer.Option(min=1, help="Loop rounds allowed to reach a valid tool round.")] = 3,
-    out: Annotated[Path | None, typer.Option(help="Write every prediction and verdict here (JSONL).")] = None,
-) -> None:
-    """Score the loop and a raw one-call baseline on BFCL with its own AST checker."""
-    from rich.console import Console
-
-    from ..batch import build_model
-
-    console = Console()
-    chosen = [c.strip() for c in categories.split(",") if c.strip()]
-    try:
-        llm = build_model(model, base_url=base_url)
-
-        def progress(category: str, arm: str, s: CategoryScore) -> None:
-            console.print(f"[dim]{category:<18} {arm:<4} {s.correct}/{s.items} in {s.seconds:.0f}s[/]")
-
-        plain = getattr(llm, "plain", None)
-        report = asyncio.run(evaluate(llm, chosen, limit, max_steps, on_category=progress,
-                                      raw=plain() if callable(plain) else None))
-    except MinloopError as exc:
-        console.print(f"[bold red]error:[/] {exc}", soft_wrap=True)
-        raise typer.Exit(2) from None
-    if out is not None:
-        out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in report.rows), encoding="utf-8")
-    console.print(table(f"minloop loop (max_steps={max_steps}) · {llm.name}", report.scores["loop"]))
-    console.print(table(f"raw baseline (one call: no loop controls, no grounding) · {llm.name}", report.scores["raw"]))
+    return CategoryScore(
+        "all",
+        sum(s.items for s in scores),
+        sum(s.correct for s in scores),
+        sum(s.errors for s in scores),
+        sum(s.seconds for s in scores),
+    )

@@ -24,7 +24,7 @@ from ..guard import ensure_not_in_tool
 from ..messages import Message
 from .base import ModelRequest, ModelResponse, Usage
 
-__all__ = ["OpenAIClientModel", "OpenAIModel", "parse_completion"]
+__all__ = ["OpenAIClientModel", "OpenAIModel", "parse_completion", "request_body"]
 
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
 
@@ -35,6 +35,10 @@ class OpenAIModel:
     The key is read from ``api_key`` or the environment variable ``api_key_env`` (default
     ``OPENAI_API_KEY``); no key means no ``Authorization`` header (local servers).
     ``extra_body`` is merged into every request (``temperature``, ``seed``, ...).
+    ``context_window`` (tokens) is the model's window, used by ``ContextPolicy`` when it names
+    none. ``timeout`` is seconds per HTTP request. Transient failures (connection errors,
+    408/409/429/5xx) are retried ``max_retries`` times after ``backoff * 2**attempt`` seconds
+    (with jitter, at most ``max_backoff``), or after the server's ``Retry-After``.
     """
 
     def __init__(
@@ -49,9 +53,11 @@ class OpenAIModel:
         backoff: float = 0.5,
         max_backoff: float = 20.0,
         extra_body: dict[str, Any] | None = None,
+        context_window: int | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         self.name = model
+        self.context_window = context_window
         self.url = base_url.rstrip("/") + "/chat/completions"
         key = api_key if api_key is not None else os.environ.get(api_key_env)
         self._headers = {"Authorization": f"Bearer {key}"} if key else {}
@@ -68,18 +74,16 @@ class OpenAIModel:
         return f"OpenAIModel({self.name!r}, url={self.url!r})"
 
     def payload(self, request: ModelRequest) -> dict[str, Any]:
-        body: dict[str, Any] = {"model": self.name, "messages": list(request.messages), **self.extra_body}
-        if request.tools:
-            body["tools"] = list(request.tools)
-            body["tool_choice"] = request.tool_choice
-        return body
+        return request_body(self.name, request, self.extra_body)
 
     async def call(self, request: ModelRequest) -> ModelResponse:
         ensure_not_in_tool(self.name)
         try:
             body = json.dumps(self.payload(request), ensure_ascii=False).encode()
         except (TypeError, ValueError) as exc:
-            raise TranscriptError(None, "not_json_serialisable", f"the request cannot be sent as JSON: {exc}") from None
+            raise TranscriptError(
+                None, "not_json_serialisable", f"the request cannot be sent as JSON: {exc}"
+            ) from None
         client = self._client_for_loop()
         for attempt in range(self.max_retries + 1):
             last = attempt == self.max_retries
@@ -108,7 +112,8 @@ class OpenAIModel:
         if self._client is None or self._client_loop is not loop:
             self._client = httpx.AsyncClient(
                 headers={"Content-Type": "application/json", **self._headers},
-                timeout=self.timeout, transport=self._transport,
+                timeout=self.timeout,
+                transport=self._transport,
                 limits=httpx.Limits(max_connections=None, max_keepalive_connections=100),
             )
             self._client_loop = loop
@@ -120,6 +125,15 @@ class OpenAIModel:
             self._client = None
 
 
+def request_body(model: str, request: ModelRequest, extra: dict[str, Any]) -> dict[str, Any]:
+    """The Chat Completions request body (for httpx, or keyword arguments for the SDK)."""
+    body: dict[str, Any] = {"model": model, "messages": list(request.messages), **extra}
+    if request.tools:
+        body["tools"] = list(request.tools)
+        body["tool_choice"] = request.tool_choice
+    return body
+
+
 def parse_completion(raw: bytes | str | dict[str, Any], url: str = "") -> ModelResponse:
     """The assistant message and usage of a Chat Completion; ``ModelError`` if it is not one."""
     try:
@@ -127,7 +141,9 @@ def parse_completion(raw: bytes | str | dict[str, Any], url: str = "") -> ModelR
         message = dict(data["choices"][0]["message"])
     except (ValueError, KeyError, IndexError, TypeError) as exc:
         text = raw[:200] if isinstance(raw, bytes | str) else str(raw)[:200]
-        raise ModelError(f"malformed Chat Completion from {url or 'model'}: {type(exc).__name__}: {text!r}") from None
+        raise ModelError(
+            f"malformed Chat Completion from {url or 'model'}: {type(exc).__name__}: {text!r}"
+        ) from None
     message["role"] = "assistant"
     usage = data.get("usage") or {}
     return ModelResponse(
@@ -170,12 +186,10 @@ class OpenAIClientModel:
 
     async def call(self, request: ModelRequest) -> ModelResponse:
         ensure_not_in_tool(self.name)
-        kwargs: dict[str, Any] = {"model": self.name, "messages": list(request.messages), **self.extra_body}
-        if request.tools:
-            kwargs["tools"] = list(request.tools)
-            kwargs["tool_choice"] = request.tool_choice
         try:
-            completion = await self.client.chat.completions.create(**kwargs)
+            completion = await self.client.chat.completions.create(
+                **request_body(self.name, request, self.extra_body)
+            )
         except Exception as exc:  # the SDK's own error types; keep the cause
             raise ModelError(f"{type(exc).__name__}: {exc}") from exc
         return parse_completion(completion.model_dump(exclude_none=True))

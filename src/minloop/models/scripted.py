@@ -21,7 +21,9 @@ from .base import ModelRequest, ModelResponse
 __all__ = ["FunctionModel", "ScriptedModel", "call", "reply"]
 
 
-def call(name: str, arguments: dict[str, Any] | str | None = None, *, id: str | None = None) -> dict[str, Any]:
+def call(
+    name: str, arguments: dict[str, Any] | str | None = None, *, id: str | None = None
+) -> dict[str, Any]:
     """One wire-format tool call; ``arguments`` may be a dict or a raw (possibly broken) string."""
     args = arguments if isinstance(arguments, str) else json.dumps(arguments or {})
     return {"id": id, "type": "function", "function": {"name": name, "arguments": args}}
@@ -70,7 +72,9 @@ class ScriptedModel:
             self.assert_done()
 
 
-ModelFunction = Callable[[ModelRequest], "Message | str | ModelResponse | Awaitable[Message | str | ModelResponse]"]
+ModelFunction = Callable[
+    [ModelRequest], "Message | str | ModelResponse | Awaitable[Message | str | ModelResponse]"
+]
 
 
 class FunctionModel:
@@ -78,7 +82,7 @@ class FunctionModel:
 
     def __init__(self, fn: ModelFunction, *, name: str | None = None) -> None:
         self.fn = fn
-        self.name = name or getattr(fn, "__name__", "function")
+        self.name: str = name or str(getattr(fn, "__name__", "function"))
         self.requests: list[ModelRequest] = []
 
     async def call(self, request: ModelRequest) -> ModelResponse:

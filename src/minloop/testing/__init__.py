@@ -8,11 +8,11 @@
   arguments, blank replies or call tools forever; and the fault matrix the loop must survive.
 """
 
+from ..events import RecordingSink
 from ..models.scripted import FunctionModel, ScriptedModel, call, reply
 from .faults import (
     blank_model,
     failing_model,
-    fault_matrix,
     forever_caller,
     hallucinating_model,
     hanging_model,
@@ -26,8 +26,8 @@ from .faults import (
     text_and_call_model,
     unserializable_tool,
 )
+from .matrix import fault_matrix
 from .server import ChatServer, Fault, completion
-from .sinks import RecordingSink
 
 __all__ = [
     "ChatServer",

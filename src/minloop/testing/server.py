@@ -33,7 +33,9 @@ Reply = dict[str, Any] | Fault
 Script = Sequence[Reply | Callable[[dict[str, Any]], Reply]]
 
 
-def completion(message: dict[str, Any], *, prompt_tokens: int = 10, completion_tokens: int = 5) -> dict[str, Any]:
+def completion(
+    message: dict[str, Any], *, prompt_tokens: int = 10, completion_tokens: int = 5
+) -> dict[str, Any]:
     """A Chat Completion wrapping one assistant message."""
     finish = "tool_calls" if message.get("tool_calls") else "stop"
     return {
@@ -70,8 +72,8 @@ class ChatServer:
 
     @property
     def base_url(self) -> str:
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        port = self._httpd.server_address[1]
+        return f"http://127.0.0.1:{port}/v1"
 
     def start(self) -> ChatServer:
         self._thread.start()
@@ -104,7 +106,7 @@ def _handler_for(server: ChatServer) -> type[BaseHTTPRequestHandler]:
         protocol_version = "HTTP/1.1"
         disable_nagle_algorithm = True  # else each loopback reply waits ~40 ms for a delayed ACK
 
-        def do_POST(self) -> None:  # noqa: N802 (http.server API)
+        def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length)
             try:
@@ -119,10 +121,12 @@ def _handler_for(server: ChatServer) -> type[BaseHTTPRequestHandler]:
                 data = reply.body.encode() if isinstance(reply.body, str) else reply.body
                 self._send(reply.status, data, reply.headers, reply.truncate)
             else:
-                data = reply if "choices" in reply else completion(reply)
-                self._send(200, json.dumps(data).encode())
+                body = reply if "choices" in reply else completion(reply)
+                self._send(200, json.dumps(body).encode())
 
-        def _send(self, status: int, data: bytes, headers: dict[str, str] | None = None, truncate: bool = False) -> None:
+        def _send(
+            self, status: int, data: bytes, headers: dict[str, str] | None = None, truncate: bool = False
+        ) -> None:
             try:
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")

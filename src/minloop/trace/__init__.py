@@ -1,15 +1,14 @@
-"""Trace events of a run, the sink protocol, and the stores and views built on them.
+"""Stores and views built on a run's trace events, above the loop: the SQLite store
+(``minloop.trace.sqlite``), the HTML report (``html``), offline replay (``replay``) and
+OpenTelemetry spans (``otel``). The events themselves are ``minloop.events``.
 
-``SQLiteSink``, ``TraceStore`` and ``Trace`` (``minloop.trace.sqlite``) and ``OTelSink``
-(``minloop.trace.otel``) are imported on first use, so ``import minloop`` stays light.
+``SQLiteSink``, ``TraceStore``, ``Trace`` and ``OTelSink`` are imported on first use.
 """
 
 from importlib import import_module
 from typing import Any
 
-from .events import Event, EventKind, Tracer, TraceSink
-
-__all__ = ["Event", "EventKind", "OTelSink", "SQLiteSink", "Trace", "TraceSink", "TraceStore", "Tracer"]
+__all__ = ["OTelSink", "SQLiteSink", "Trace", "TraceStore"]
 
 _LAZY = {"OTelSink": "otel", "SQLiteSink": "sqlite", "Trace": "sqlite", "TraceStore": "sqlite"}
 

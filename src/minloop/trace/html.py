@@ -81,9 +81,12 @@ def _header(trace: Trace) -> str:
     status = "ok" if run.status == "success" else "neutral" if run.status == "running" else "bad"
     started = datetime.fromtimestamp(run.started).isoformat(sep=" ", timespec="seconds")
     facts = [
-        ("model", escape(run.model)), ("started", started), ("steps", str(run.steps)),
+        ("model", escape(run.model)),
+        ("started", started),
+        ("steps", str(run.steps)),
         ("tokens", f"{run.total_tokens} ({run.prompt_tokens} prompt + {run.completion_tokens} completion)"),
-        ("duration", _seconds(run.duration)), ("tools", escape(", ".join(start.get("tools", [])) or "none")),
+        ("duration", _seconds(run.duration)),
+        ("tools", escape(", ".join(start.get("tools", [])) or "none")),
     ]
     meta = " · ".join(f"{k} <b>{v}</b>" for k, v in facts)
     error = f'<p class="bad badge">{escape(run.error)}</p>' if run.error else ""
@@ -124,8 +127,10 @@ def _timeline_row(step: TraceStep, origin: float, span: float) -> str:
     codes = "".join(f'<span class="badge code">{escape(c)}</span>' for c in step.errors)
     link = f'<a href="#step-{step.index}">step {step.index}</a>'
     label = f'<div class="label">{link} {_decision_badge(step)}{codes}</div>'
-    nums = (f'<div class="nums">model {_ms(step.model_latency)} · tools {_ms(step.tool_latency)}'
-            f" · {_tokens(step)} tok</div>")
+    nums = (
+        f'<div class="nums">model {_ms(step.model_latency)} · tools {_ms(step.tool_latency)}'
+        f" · {_tokens(step)} tok</div>"
+    )
     return f'{label}<div class="track" style="height:{height}px">{"".join(bars)}</div>{nums}'
 
 
@@ -138,7 +143,8 @@ def _bar(kind: str, begin: float, length: float, span: float, top: int, title: s
 def _step_section(step: TraceStep) -> str:
     facts = [
         f"tool_choice <b>{escape(json.dumps(step.tool_choice))}</b>",
-        f"model <b>{_ms(step.model_latency)}</b>", f"tools <b>{_ms(step.tool_latency)}</b>",
+        f"model <b>{_ms(step.model_latency)}</b>",
+        f"tools <b>{_ms(step.tool_latency)}</b>",
         f"tokens <b>{_tokens(step)}</b>",
     ]
     if step.decayed:

@@ -24,8 +24,8 @@ import json
 import threading
 from typing import Any
 
+from ..events import Event
 from ..exceptions import MissingDependencyError
-from .events import Event
 
 __all__ = ["OTelSink"]
 
@@ -47,8 +47,9 @@ class OTelSink:
     """Emits one span per run, step, model call and tool call to ``tracer_provider`` (the global
     provider when None). ``provider`` fills ``gen_ai.provider.name`` when you know it."""
 
-    def __init__(self, tracer_provider: Any = None, *, capture_content: bool = False,
-                 provider: str | None = None) -> None:
+    def __init__(
+        self, tracer_provider: Any = None, *, capture_content: bool = False, provider: str | None = None
+    ) -> None:
         self._api = _otel_trace()
         source = tracer_provider if tracer_provider is not None else self._api.get_tracer_provider()
         self._tracer = source.get_tracer("minloop")
@@ -72,8 +73,14 @@ class OTelSink:
         span = self._tracer.start_span(name, context, attributes=attributes, start_time=_ns(event.time))
         self._open[(event.trace_id, key)] = (span, event.time)
 
-    def _end(self, event: Event, key: str, attributes: dict[str, Any], error: str | None = None,
-             at: float | None = None) -> None:
+    def _end(
+        self,
+        event: Event,
+        key: str,
+        attributes: dict[str, Any],
+        error: str | None = None,
+        at: float | None = None,
+    ) -> None:
         opened = self._open.pop((event.trace_id, key), None)
         if opened is None:
             return
@@ -87,17 +94,28 @@ class OTelSink:
     def _on_run_start(self, event: Event) -> None:
         model = str(event.data.get("model", ""))
         self._models[event.trace_id] = model
-        attributes = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "minloop",
-                      "gen_ai.request.model": model, "minloop.max_steps": event.data.get("max_steps"),
-                      "minloop.tools": list(event.data.get("tools", []))}
+        attributes = {
+            "gen_ai.operation.name": "invoke_agent",
+            "gen_ai.agent.name": "minloop",
+            "gen_ai.request.model": model,
+            "minloop.max_steps": event.data.get("max_steps"),
+            "minloop.tools": list(event.data.get("tools", [])),
+        }
         self._start(event, "run", "invoke_agent minloop", None, self._with_provider(attributes))
 
     def _on_step_start(self, event: Event) -> None:
         choice = event.data.get("tool_choice")
-        self._start(event, "step", f"step {event.step}", "run", {
-            "minloop.step": event.step, "minloop.decayed": bool(event.data.get("decayed")),
-            "minloop.tool_choice": choice if isinstance(choice, str) else json.dumps(choice),
-        })
+        self._start(
+            event,
+            "step",
+            f"step {event.step}",
+            "run",
+            {
+                "minloop.step": event.step,
+                "minloop.decayed": bool(event.data.get("decayed")),
+                "minloop.tool_choice": choice if isinstance(choice, str) else json.dumps(choice),
+            },
+        )
 
     def _on_model_request(self, event: Event) -> None:
         model = self._models.get(event.trace_id, "")
@@ -122,8 +140,12 @@ class OTelSink:
 
     def _on_tool_call(self, event: Event) -> None:
         data = event.data
-        attributes = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": data.get("name"),
-                      "gen_ai.tool.call.id": data.get("id"), "gen_ai.tool.type": "function"}
+        attributes = {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": data.get("name"),
+            "gen_ai.tool.call.id": data.get("id"),
+            "gen_ai.tool.type": "function",
+        }
         if self.capture_content:
             attributes["gen_ai.tool.call.arguments"] = data.get("arguments")
         self._start(event, f"tool:{data.get('id')}", f"execute_tool {data.get('name')}", "step", attributes)
@@ -142,11 +164,16 @@ class OTelSink:
 
     def _on_step_end(self, event: Event) -> None:
         usage = event.data.get("usage") or {}
-        self._end(event, "step", {
-            "minloop.decision": event.data.get("decision"), "minloop.valid": event.data.get("valid"),
-            "gen_ai.usage.input_tokens": usage.get("prompt_tokens"),
-            "gen_ai.usage.output_tokens": usage.get("completion_tokens"),
-        })
+        self._end(
+            event,
+            "step",
+            {
+                "minloop.decision": event.data.get("decision"),
+                "minloop.valid": event.data.get("valid"),
+                "gen_ai.usage.input_tokens": usage.get("prompt_tokens"),
+                "gen_ai.usage.output_tokens": usage.get("completion_tokens"),
+            },
+        )
 
     def _on_run_end(self, event: Event) -> None:
         data = event.data
@@ -155,11 +182,17 @@ class OTelSink:
             self._end(event, key, {}, error=f"unfinished: the run ended with {data.get('status')}")
         usage = data.get("usage") or {}
         status = str(data.get("status"))
-        self._end(event, "run", {
-            "minloop.status": status, "minloop.steps": data.get("steps"),
-            "gen_ai.usage.input_tokens": usage.get("prompt_tokens"),
-            "gen_ai.usage.output_tokens": usage.get("completion_tokens"),
-        }, error=None if status == "success" else f"{status}: {data.get('error')}")
+        self._end(
+            event,
+            "run",
+            {
+                "minloop.status": status,
+                "minloop.steps": data.get("steps"),
+                "gen_ai.usage.input_tokens": usage.get("prompt_tokens"),
+                "gen_ai.usage.output_tokens": usage.get("completion_tokens"),
+            },
+            error=None if status == "success" else f"{status}: {data.get('error')}",
+        )
         self._models.pop(event.trace_id, None)
 
     def _with_provider(self, attributes: dict[str, Any]) -> dict[str, Any]:

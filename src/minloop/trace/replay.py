@@ -7,7 +7,7 @@ transcript, the requests sent to the model. The replay is traced like any run, a
 are compared with the recorded ones; the first difference is a ``Divergence``.
 
 Compared per step: the messages sent to the model, the tools offered, ``tool_choice``, the
-calls made and the results they got, the decision and whether the round was valid; then the
+calls made and the results they got, the decision and whether the step was valid; then the
 run's status, its final message and its number of steps. Trace ids and latencies are not
 compared. Both sides are redacted the same way, so a run recorded with secrets scrubbed still
 replays.
@@ -18,10 +18,11 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any
 
-from ..decision import CallTools, Controls, Decision
+from ..decision import Controls
+from ..events import RecordingSink
 from ..exceptions import MinloopError, ModelError
 from ..execute import ToolResult
 from ..loop import Loop
@@ -30,10 +31,17 @@ from ..models.base import ModelRequest, ModelResponse, Usage
 from ..result import RunResult
 from ..state import RunState
 from ..tools import Tool, tool
-from .events import Event
 from .sqlite import Trace, TraceStep
 
-__all__ = ["Divergence", "RecordedModel", "ReplayReport", "first_divergence", "replay", "replay_sync"]
+__all__ = [
+    "Divergence",
+    "RecordedModel",
+    "RecordedResults",
+    "ReplayReport",
+    "first_divergence",
+    "replay",
+    "replay_sync",
+]
 
 PLACEHOLDER = "<trace_id>"
 
@@ -76,10 +84,14 @@ class ReplayReport:
             "live_tools": self.live_tools,
             "reproduced": self.reproduced,
             "recorded": {"status": run.status, "steps": run.steps, "final_message": end.get("final_message")},
-            "replayed": {"status": self.result.status, "steps": len(self.result.steps),
-                         "final_message": self.result.final_message},
-            "divergence": None if self.divergence is None else {**asdict(self.divergence),
-                                                                "description": self.divergence.describe()},
+            "replayed": {
+                "status": self.result.status,
+                "steps": len(self.result.steps),
+                "final_message": self.result.final_message,
+            },
+            "divergence": None
+            if self.divergence is None
+            else {**asdict(self.divergence), "description": self.divergence.describe()},
         }
 
 
@@ -105,39 +117,28 @@ class RecordedModel:
 
 
 @dataclass(frozen=True)
-class RecordedToolsLoop(Loop):
-    """A ``Loop`` whose tool round returns the recorded results, keyed by (step, call id)."""
+class RecordedResults:
+    """The loop's executor during a replay: each call gets the result recorded for it, keyed by
+    (step, call id), with the recorded trace id swapped for the replay's."""
 
-    recorded: Mapping[tuple[int, str], ToolResult] = field(default_factory=dict)
-    recorded_trace_id: str = ""
+    recorded: Mapping[tuple[int, str], ToolResult]
+    recorded_trace_id: str
 
-    async def execute(self, decision: Decision, state: RunState) -> list[ToolResult]:
-        if not isinstance(decision, CallTools):
-            return []
-        for c in decision.calls:
-            state.tracer.emit("tool_call", state.index, id=c.id, name=c.name, arguments=c.arguments,
-                              known=c.name in self.registry, timeout=None)
-        results = [self._result(state, c) for c in decision.calls]
-        for r in results:
-            state.tracer.emit("tool_result", state.index, **asdict(r))
-        return results
+    async def __call__(self, calls: Sequence[ToolCall], state: RunState) -> list[ToolResult]:
+        return [self._result(state, c) for c in calls]
 
     def _result(self, state: RunState, call: ToolCall) -> ToolResult:
         found = self.recorded.get((state.index, call.id))
         if found is None or found.name != call.name:
-            body = {"error": "replay: the recording has no result for this call", "code": "ERR_TOOL_FAILED",
-                    "tool": call.name, "trace_id": state.trace_id}
+            body = {
+                "error": "replay: the recording has no result for this call",
+                "code": "ERR_TOOL_FAILED",
+                "tool": call.name,
+                "trace_id": state.trace_id,
+            }
             return ToolResult(call.id, call.name, json.dumps(body), "ERR_TOOL_FAILED")
         content = found.content.replace(self.recorded_trace_id, state.trace_id)
         return ToolResult(found.call_id, found.name, content, found.error, found.latency, found.rerouted_to)
-
-
-class _Capture:
-    def __init__(self) -> None:
-        self.events: list[Event] = []
-
-    def emit(self, event: Event) -> None:
-        self.events.append(event)
 
 
 async def replay(
@@ -151,7 +152,7 @@ async def replay(
     start = trace.start
     if "messages" not in start or not trace.steps:
         raise MinloopError(f"trace {trace.trace_id} has no run_start or no step to replay")
-    capture = _Capture()
+    capture = RecordingSink()
     options: dict[str, Any] = {
         "max_steps": int(start.get("max_steps") or len(trace.steps)),
         "tool_choice": _first_choice(trace.steps[0].tool_choice),
@@ -161,8 +162,8 @@ async def replay(
     model = RecordedModel(trace.steps, str(start.get("model") or "recorded"))
     if tools is None:
         stubs = [_stub(name) for name in start.get("tools", [])]
-        loop: Loop = RecordedToolsLoop(model, stubs, recorded=_recorded_results(trace),
-                                       recorded_trace_id=trace.trace_id, **options)
+        recorded = RecordedResults(_recorded_results(trace), trace.trace_id)
+        loop = Loop(model, stubs, executor=recorded, **options)
     else:
         loop = Loop(model, tools, **options)
     result = await loop.run(list(start["messages"]))
@@ -245,8 +246,10 @@ STEP_VIEWS: tuple[tuple[str, Callable[[TraceStep, str], Any]], ...] = (
 
 def _end_view(end: Mapping[str, Any] | None, trace_id: str) -> dict[str, Any]:
     end = end or {}
-    return _masked({"status": end.get("status"), "final_message": end.get("final_message"),
-                    "steps": end.get("steps")}, trace_id)
+    return _masked(
+        {"status": end.get("status"), "final_message": end.get("final_message"), "steps": end.get("steps")},
+        trace_id,
+    )
 
 
 def _json(content: str | None) -> Any:
@@ -272,7 +275,9 @@ def _first_choice(choice: Any) -> Any:
 def _recorded_results(trace: Trace) -> dict[tuple[int, str], ToolResult]:
     return {
         (step.index, c.id): ToolResult(c.id, c.name, c.content, c.error, c.latency or 0.0, c.rerouted_to)  # type: ignore[arg-type]
-        for step in trace.steps for c in step.calls if c.content is not None
+        for step in trace.steps
+        for c in step.calls
+        if c.content is not None
     }
 
 

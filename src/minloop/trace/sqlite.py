@@ -26,9 +26,9 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, Self
 
+from ..events import Event
 from ..exceptions import MinloopError
 from ..messages import Message
-from .events import Event
 
 __all__ = ["RunSummary", "SQLiteSink", "Trace", "TraceCall", "TraceStep", "TraceStore", "default_path"]
 
@@ -111,15 +111,25 @@ def advance(summary: RunSummary | None, event: Event) -> RunSummary:
         return replace(s, started=event.time, model=str(d.get("model", "")), prompt=prompt)
     if event.kind == "step_end":
         usage = d.get("usage") or {}
-        return replace(s, steps=event.step, duration=event.time - s.started,
-                       prompt_tokens=s.prompt_tokens + (usage.get("prompt_tokens") or 0),
-                       completion_tokens=s.completion_tokens + (usage.get("completion_tokens") or 0))
+        return replace(
+            s,
+            steps=event.step,
+            duration=event.time - s.started,
+            prompt_tokens=s.prompt_tokens + (usage.get("prompt_tokens") or 0),
+            completion_tokens=s.completion_tokens + (usage.get("completion_tokens") or 0),
+        )
     if event.kind == "run_end":
         usage = d.get("usage") or {}
-        return replace(s, ended=event.time, status=str(d.get("status")), steps=d.get("steps", s.steps),
-                       duration=d.get("duration", s.duration), error=d.get("error"),
-                       prompt_tokens=usage.get("prompt_tokens", s.prompt_tokens),
-                       completion_tokens=usage.get("completion_tokens", s.completion_tokens))
+        return replace(
+            s,
+            ended=event.time,
+            status=str(d.get("status")),
+            steps=d.get("steps", s.steps),
+            duration=d.get("duration", s.duration),
+            error=d.get("error"),
+            prompt_tokens=usage.get("prompt_tokens", s.prompt_tokens),
+            completion_tokens=usage.get("completion_tokens", s.completion_tokens),
+        )
     return s
 
 
@@ -300,8 +310,12 @@ def fold_step(index: int, events: Sequence[Event]) -> TraceStep:
 def _call(call: Mapping[str, Any], result: Mapping[str, Any] | None) -> TraceCall:
     result = result or {}
     return TraceCall(
-        id=str(call.get("id")), name=str(call.get("name")), arguments=str(call.get("arguments")),
-        content=result.get("content"), error=result.get("error"), latency=result.get("latency"),
+        id=str(call.get("id")),
+        name=str(call.get("name")),
+        arguments=str(call.get("arguments")),
+        content=result.get("content"),
+        error=result.get("error"),
+        latency=result.get("latency"),
         rerouted_to=result.get("rerouted_to"),
     )
 
@@ -344,10 +358,13 @@ class TraceStore:
                 raise MinloopError(f"no runs in {self.path}")
             return str(row[0])
         escaped = ref.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        found = [r[0] for r in self._conn.execute(
-            "SELECT DISTINCT trace_id FROM runs WHERE trace_id = ? OR trace_id LIKE ? ESCAPE '\\' LIMIT 6",
-            (ref, escaped + "%"),
-        )]
+        found = [
+            r[0]
+            for r in self._conn.execute(
+                "SELECT DISTINCT trace_id FROM runs WHERE trace_id = ? OR trace_id LIKE ? ESCAPE '\\' LIMIT 6",
+                (ref, escaped + "%"),
+            )
+        ]
         if ref in found:
             return ref
         if len(found) == 1:

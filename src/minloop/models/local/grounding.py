@@ -31,26 +31,116 @@ __all__ = ["Evidence", "ground_calls", "prune", "ungrounded"]
 
 _NUMBER = re.compile(r"(?<![\w.])-?\d{1,3}(?:,\d{3})+(?:\.\d+)?|-?\d*\.?\d+(?:e[-+]?\d+)?")
 _WORD = re.compile(r"[a-z0-9]+")
-_SCALES = {"hundred": 1e2, "thousand": 1e3, "k": 1e3, "million": 1e6, "m": 1e6, "billion": 1e9, "bn": 1e9,
-           "trillion": 1e12}
-_NUMBER_WORDS = {w: float(i) for i, w in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
-    "seventeen eighteen nineteen twenty".split())} | {
-    "thirty": 30.0, "forty": 40.0, "fifty": 50.0, "sixty": 60.0, "seventy": 70.0, "eighty": 80.0, "ninety": 90.0,
-    "hundred": 100.0, "thousand": 1e3, "million": 1e6, "billion": 1e9, "half": 0.5, "quarter": 0.25,
-    "once": 1.0, "twice": 2.0, "single": 1.0, "double": 2.0, "triple": 3.0, "dozen": 12.0, "first": 1.0,
-    "second": 2.0, "third": 3.0, "decade": 10.0, "century": 100.0,
+_SCALES = {
+    "hundred": 1e2,
+    "thousand": 1e3,
+    "k": 1e3,
+    "million": 1e6,
+    "m": 1e6,
+    "billion": 1e9,
+    "bn": 1e9,
+    "trillion": 1e12,
+}
+_NUMBER_WORDS = {
+    w: float(i)
+    for i, w in enumerate(
+        [
+            "zero",
+            "one",
+            "two",
+            "three",
+            "four",
+            "five",
+            "six",
+            "seven",
+            "eight",
+            "nine",
+            "ten",
+            "eleven",
+            "twelve",
+            "thirteen",
+            "fourteen",
+            "fifteen",
+            "sixteen",
+            "seventeen",
+            "eighteen",
+            "nineteen",
+            "twenty",
+        ]
+    )
+} | {
+    "thirty": 30.0,
+    "forty": 40.0,
+    "fifty": 50.0,
+    "sixty": 60.0,
+    "seventy": 70.0,
+    "eighty": 80.0,
+    "ninety": 90.0,
+    "hundred": 100.0,
+    "thousand": 1e3,
+    "million": 1e6,
+    "billion": 1e9,
+    "half": 0.5,
+    "quarter": 0.25,
+    "once": 1.0,
+    "twice": 2.0,
+    "single": 1.0,
+    "double": 2.0,
+    "triple": 3.0,
+    "dozen": 12.0,
+    "first": 1.0,
+    "second": 2.0,
+    "third": 3.0,
+    "decade": 10.0,
+    "century": 100.0,
 }
 _STOP = frozenset(
-    "a an the of to in on at by for and or with from as is are be it its this that these those my your our "
-    "their me i you we they what which who how".split()
+    [
+        "a",
+        "an",
+        "the",
+        "of",
+        "to",
+        "in",
+        "on",
+        "at",
+        "by",
+        "for",
+        "and",
+        "or",
+        "with",
+        "from",
+        "as",
+        "is",
+        "are",
+        "be",
+        "it",
+        "its",
+        "this",
+        "that",
+        "these",
+        "those",
+        "my",
+        "your",
+        "our",
+        "their",
+        "me",
+        "i",
+        "you",
+        "we",
+        "they",
+        "what",
+        "which",
+        "who",
+        "how",
+    ]
 )
 
 
 class Evidence:
     """The words and numbers a conversation gives a call to draw on (never the assistant's own)."""
 
-    __slots__ = ("words", "numbers", "initials")
+    __slots__ = ("initials", "numbers", "words")
 
     def __init__(self, text: str) -> None:
         lowered = text.lower()
@@ -58,7 +148,9 @@ class Evidence:
         self.words = frozenset(sequence)
         self.numbers = _numbers(lowered)
         self.initials = frozenset(
-            "".join(w[0] for w in sequence[i:i + n]) for n in (2, 3, 4) for i in range(len(sequence) - n + 1)
+            "".join(w[0] for w in sequence[i : i + n])
+            for n in (2, 3, 4)
+            for i in range(len(sequence) - n + 1)
         )
 
     @classmethod
@@ -116,7 +208,8 @@ def ungrounded(arguments: Mapping[str, Any], parameters: Mapping[str, Any], evid
     """The required arguments whose values are not found in ``evidence``, in schema order."""
     props = parameters.get("properties") or {}
     return [
-        name for name in parameters.get("required") or []
+        name
+        for name in parameters.get("required") or []
         if name in arguments and not _free(props.get(name)) and not evidence.has(arguments[name])
     ]
 
@@ -125,10 +218,7 @@ def prune(arguments: Mapping[str, Any], parameters: Mapping[str, Any], evidence:
     """``arguments`` without the optional ones whose values are not found in ``evidence``."""
     required = set(parameters.get("required") or [])
     props = parameters.get("properties") or {}
-    return {
-        k: v for k, v in arguments.items()
-        if k in required or _free(props.get(k)) or evidence.has(v)
-    }
+    return {k: v for k, v in arguments.items() if k in required or _free(props.get(k)) or evidence.has(v)}
 
 
 def _free(schema: Any) -> bool:

@@ -1,8 +1,8 @@
-"""The default fallback tool for unknown tool names (S9)."""
+"""The default fallback tool for unknown tool names."""
 
 from __future__ import annotations
 
-from ..tools import tool
+from .tools import tool
 
 
 @tool(timeout=1.0)

@@ -16,10 +16,16 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from ..messages import Message
-from .base import ToolChoice
+from ...messages import Message
+from ..base import ToolChoice
 
-__all__ = ["FORMAT_INSTRUCTION", "PARALLEL_INSTRUCTION", "decision_schema", "parse_decision", "ungrounded_note"]
+__all__ = [
+    "FORMAT_INSTRUCTION",
+    "PARALLEL_INSTRUCTION",
+    "decision_schema",
+    "parse_decision",
+    "ungrounded_note",
+]
 
 FORMAT_INSTRUCTION = (
     "Reply with exactly one JSON object. To call a function: "
@@ -33,7 +39,12 @@ PARALLEL_INSTRUCTION = (
     '{"calls": [{"name": ..., "arguments": ...}, ...]}. '
     'To reply to the user directly: {"answer": <your reply>}.'
 )
-ANSWER = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"], "additionalProperties": False}
+ANSWER = {
+    "type": "object",
+    "properties": {"answer": {"type": "string"}},
+    "required": ["answer"],
+    "additionalProperties": False,
+}
 _TOOL_CALL = re.compile(r"<tool_call>\s*(\{.*?\})\s*</tool_call>", re.DOTALL)
 _FENCED = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL)
 
@@ -63,8 +74,14 @@ def decision_schema(
     if parallel and forced is None:
         item = options[0] if len(options) == 1 else {"anyOf": list(options)}
         several = {"type": "array", "items": item, "minItems": 2}
-        options.append({"type": "object", "properties": {"calls": several}, "required": ["calls"],
-                        "additionalProperties": False})
+        options.append(
+            {
+                "type": "object",
+                "properties": {"calls": several},
+                "required": ["calls"],
+                "additionalProperties": False,
+            }
+        )
     if tool_choice == "auto":
         options.append(ANSWER)
     return options[0] if len(options) == 1 else {"anyOf": options}
@@ -73,8 +90,10 @@ def decision_schema(
 def ungrounded_note(missing: dict[str, list[str]]) -> str:
     """The instruction after a call whose required values the conversation does not give."""
     what = "; ".join(f"{name} needs {', '.join(args)}" for name, args in missing.items())
-    return (f"Do not call a function now: {what}, and the conversation does not give these values. "
-            "Answer the user directly and briefly. If the request needs those values, ask the user for them.")
+    return (
+        f"Do not call a function now: {what}, and the conversation does not give these values. "
+        "Answer the user directly and briefly. If the request needs those values, ask the user for them."
+    )
 
 
 def _arguments(parameters: dict[str, Any] | None) -> dict[str, Any]:

@@ -18,17 +18,22 @@ from rich.table import Table
 from rich.text import Text
 
 from ..exceptions import MinloopError
-from .sqlite import Trace, TraceCall, TraceStep, TraceStore
+from ..factory import build_tools
+from ..trace.sqlite import Trace, TraceCall, TraceStep, TraceStore
 
-__all__ = ["replay", "trace_app"]
+__all__ = ["replay_command", "trace_app"]
 
 trace_app = typer.Typer(add_completion=False, no_args_is_help=True, help="Stored runs: list, show, export.")
 out = Console()
 err = Console(stderr=True)
 BAR_WIDTH = 24
 
-DbOption = Annotated[Path | None, typer.Option(
-    "--db", help="Trace database (default: $MINLOOP_TRACE_DB, else ~/.local/share/minloop/traces.db).")]
+DbOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--db", help="Trace database (default: $MINLOOP_TRACE_DB, else ~/.local/share/minloop/traces.db)."
+    ),
+]
 IdArgument = Annotated[str, typer.Argument(metavar="ID", help="A trace id, a unique prefix, or 'last'.")]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of the rich view.")]
 
@@ -52,8 +57,9 @@ def _load(db: Path | None, ref: str) -> Trace:
 
 @trace_app.command("ls")
 def ls(
-    status: Annotated[str | None, typer.Option(
-        help="Only runs with this status (success, running, model_error, ...).")] = None,
+    status: Annotated[
+        str | None, typer.Option(help="Only runs with this status (success, running, model_error, ...).")
+    ] = None,
     limit: Annotated[int, typer.Option(min=1, help="How many runs, most recent first.")] = 20,
     db: DbOption = None,
     as_json: JsonOption = False,
@@ -66,16 +72,30 @@ def ls(
         return
     table = Table(box=None)
     status_width = max([6, *(len(r.status) for r in runs)])
-    columns = (("trace id", 23), ("started", 14), ("status", status_width), ("steps", 5), ("tokens", 6),
-               ("duration", 8))
+    columns = (
+        ("trace id", 23),
+        ("started", 14),
+        ("status", status_width),
+        ("steps", 5),
+        ("tokens", 6),
+        ("duration", 8),
+    )
     for name, width in columns:
         table.add_column(name, no_wrap=True, min_width=width)
     model_width = min(24, max([5, *(len(r.model) for r in runs)]))
     table.add_column("model", overflow="ellipsis", no_wrap=True, min_width=model_width, max_width=24)
     table.add_column("prompt", overflow="ellipsis", no_wrap=True, ratio=1)
     for r in runs:
-        table.add_row(r.trace_id, _when(r.started, short=True), Text(r.status, _status_style(r.status)),
-                      str(r.steps), str(r.total_tokens), _seconds(r.duration), r.model, _clip(r.prompt, 40))
+        table.add_row(
+            r.trace_id,
+            _when(r.started, short=True),
+            Text(r.status, _status_style(r.status)),
+            str(r.steps),
+            str(r.total_tokens),
+            _seconds(r.duration),
+            r.model,
+            _clip(r.prompt, 40),
+        )
     out.print(table if runs else "[dim]no runs[/]")
 
 
@@ -103,8 +123,9 @@ def show(
 def export(
     ref: IdArgument,
     html: Annotated[Path | None, typer.Option("--html", help="Write a self-contained HTML report.")] = None,
-    jsonl: Annotated[Path | None, typer.Option(
-        "--jsonl", help="Write the raw events, one JSON per line ('-' for stdout).")] = None,
+    jsonl: Annotated[
+        Path | None, typer.Option("--jsonl", help="Write the raw events, one JSON per line ('-' for stdout).")
+    ] = None,
     db: DbOption = None,
 ) -> None:
     """Export a run as an HTML report and/or as JSON Lines events."""
@@ -113,13 +134,19 @@ def export(
         raise typer.Exit(2)
     trace = _load(db, ref)
     if html is not None:
-        from .html import write_html
+        from ..trace.html import write_html
 
         write_html(trace, html)
         err.print(f"wrote {html}")
     if jsonl is not None:
-        lines = "".join(json.dumps({"kind": e.kind, "trace_id": e.trace_id, "step": e.step, "time": e.time,
-                                    "data": e.data}, ensure_ascii=False) + "\n" for e in trace.events)
+        lines = "".join(
+            json.dumps(
+                {"kind": e.kind, "trace_id": e.trace_id, "step": e.step, "time": e.time, "data": e.data},
+                ensure_ascii=False,
+            )
+            + "\n"
+            for e in trace.events
+        )
         if str(jsonl) == "-":
             sys.stdout.write(lines)
         else:
@@ -127,23 +154,29 @@ def export(
             err.print(f"wrote {jsonl}")
 
 
-def replay(
+def replay_command(
     ref: IdArgument,
-    live_tools: Annotated[bool, typer.Option(
-        "--live-tools", help="Run the tools again instead of replaying their recorded results.")] = False,
-    tools: Annotated[list[str] | None, typer.Option(
-        "--tools", help="With --live-tools: extra tools as module:attr (repeatable).")] = None,
+    live_tools: Annotated[
+        bool,
+        typer.Option("--live-tools", help="Run the tools again instead of replaying their recorded results."),
+    ] = False,
+    tools: Annotated[
+        list[str] | None,
+        typer.Option("--tools", help="With --live-tools: extra tools as module:attr (repeatable)."),
+    ] = None,
     builtin: Annotated[bool, typer.Option(help="With --live-tools: offer the built-in tools.")] = True,
     root: Annotated[Path, typer.Option(help="With --live-tools: directory the file tools read.")] = Path("."),
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Rerun a stored run with its recorded model turns (offline) and report the first divergence."""
-    from .replay import replay_sync
+    from ..trace.replay import replay_sync
 
     trace = _load(db, ref)
     try:
-        toolset = _live_tools(tools or [], builtin, root) if live_tools else None
+        toolset = (
+            build_tools([*(["builtins"] if builtin else []), *(tools or [])], root) if live_tools else None
+        )
         report = replay_sync(trace, tools=toolset)
     except (MinloopError, OSError) as exc:
         err.print(f"[bold red]error:[/] {exc}", soft_wrap=True)
@@ -155,24 +188,16 @@ def replay(
     raise typer.Exit(0 if report.reproduced else 1)
 
 
-def _live_tools(specs: list[str], builtin: bool, root: Path) -> list[Any]:
-    from ..builtins import default_tools
-    from ..cli import load_tools  # the run command's loader; imported here as ..cli imports this module
-
-    found: list[Any] = list(default_tools(root)) if builtin else []
-    for spec in specs:
-        found.extend(load_tools(spec))
-    return found
-
-
 def _print_header(trace: Trace) -> None:
     r = trace.run
     head = Text.assemble(("run ", "bold"), (r.trace_id, "bold"), "  ", (r.status, _status_style(r.status)))
     out.print(head)
     tools = ", ".join(trace.start.get("tools", [])) or "none"
     tokens = f"{r.total_tokens} tokens ({r.prompt_tokens}+{r.completion_tokens})"
-    out.print(f"[dim]{_when(r.started)} · model {r.model} · tools {tools} · {r.steps} steps · {tokens} · "
-              f"{_seconds(r.duration)}[/]")
+    out.print(
+        f"[dim]{_when(r.started)} · model {r.model} · tools {tools} · {r.steps} steps · {tokens} · "
+        f"{_seconds(r.duration)}[/]"
+    )
     out.print(Text.assemble(("prompt ", "bold"), _clip(r.prompt, 600)))
 
 
@@ -180,8 +205,10 @@ def _print_step(step: TraceStep, longest: float, limit: int | None) -> None:
     out.print()
     head = Text.assemble((f"step {step.index} ", "bold"), (step.decision or _unfinished(step), "cyan"))
     usage = step.usage or {}
-    head.append(f"  {usage.get('prompt_tokens', 0)}+{usage.get('completion_tokens', 0)} tok · tool_choice "
-                f"{step.tool_choice if isinstance(step.tool_choice, str) else json.dumps(step.tool_choice)}")
+    head.append(
+        f"  {usage.get('prompt_tokens', 0)}+{usage.get('completion_tokens', 0)} tok · tool_choice "
+        f"{step.tool_choice if isinstance(step.tool_choice, str) else json.dumps(step.tool_choice)}"
+    )
     if step.decayed:
         head.append("  [decay: tools off]", "yellow")
     if step.valid is False:
@@ -201,8 +228,14 @@ def _print_step(step: TraceStep, longest: float, limit: int | None) -> None:
 
 def _print_call(call: TraceCall, limit: int | None) -> None:
     rerouted = f" (rerouted to {call.rerouted_to})" if call.rerouted_to else ""
-    out.print(Text.assemble("  → ", (call.name, "bold green"), f"({call.arguments}){rerouted}",
-                            (f"  {_ms(call.latency)}", "dim")))
+    out.print(
+        Text.assemble(
+            "  → ",
+            (call.name, "bold green"),
+            f"({call.arguments}){rerouted}",
+            (f"  {_ms(call.latency)}", "dim"),
+        )
+    )
     if call.content is None:
         out.print(Text("    ← (no result: the step did not finish)", "red"))
         return
@@ -218,8 +251,13 @@ def _print_end(trace: Trace, limit: int | None) -> None:
         return
     final = (end.get("final_message") or {}).get("content")
     style = _status_style(str(end.get("status")))
-    out.print(Text.assemble(("end ", "bold"), (str(end.get("status")), style),
-                            f"  {end.get('error')}" if end.get("error") else ""))
+    out.print(
+        Text.assemble(
+            ("end ", "bold"),
+            (str(end.get("status")), style),
+            f"  {end.get('error')}" if end.get("error") else "",
+        )
+    )
     if isinstance(final, str):
         out.print(Text.assemble(("final message: ", "bold"), _clip(final, limit)))
 
@@ -228,8 +266,10 @@ def _print_replay(doc: dict[str, Any]) -> None:
     mode = "live tools" if doc["live_tools"] else "recorded tool results"
     rec, rep = doc["recorded"], doc["replayed"]
     out.print(f"replay of [bold]{doc['trace_id']}[/] with {mode} (as {doc['replay_trace_id']})")
-    out.print(f"  recorded: {rec['status']} after {rec['steps']} steps · "
-              f"replayed: {rep['status']} after {rep['steps']} steps")
+    out.print(
+        f"  recorded: {rec['status']} after {rec['steps']} steps · "
+        f"replayed: {rep['status']} after {rep['steps']} steps"
+    )
     final = (rep["final_message"] or {}).get("content")
     out.print(Text.assemble("  final message: ", _clip(str(final), 300)))
     div = doc["divergence"]
@@ -272,4 +312,3 @@ def _ms(seconds: float | None) -> str:
 
 def _seconds(seconds: float | None) -> str:
     return "–" if seconds is None else f"{seconds:.2f}s"
-

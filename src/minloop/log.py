@@ -1,4 +1,4 @@
-"""Trace ids and log records keyed by them (S13, S19).
+"""Trace ids and log records keyed by them.
 
 Every run gets a ``trace_id`` of the form ``trc_<yymmddHHMMSS>_<6 hex>``. It is put in every
 tool result's JSON and in every log record the run emits on the ``minloop`` logger (as the

@@ -1,4 +1,4 @@
-"""Driving a run one round at a time."""
+"""Driving a run one step at a time: ``LoopRun``, what ``Loop.iter`` returns."""
 
 from __future__ import annotations
 
@@ -14,12 +14,13 @@ from .state import Continue, Final, RunState, Stop
 if TYPE_CHECKING:
     from .loop import Loop
 
-__all__ = ["Run"]
+__all__ = ["LoopRun"]
 
 
-class Run:
-    """A run in progress. Iterate it to drive the loop one round (``Step``) at a time; after the
-    last round ``result`` holds the ``RunResult``. ``messages`` is the live transcript.
+class LoopRun:
+    """A run in progress. Iterate it to drive the loop one step at a time (each iteration yields
+    the ``Step`` just taken); after the last step ``result`` holds the ``RunResult``.
+    ``messages`` is the live transcript.
 
     Cancelling the task that drives it ends the run with status ``cancelled`` (``result`` and
     the trace keep every completed step) and re-raises ``CancelledError``, as asyncio expects.
@@ -30,9 +31,17 @@ class Run:
         self.state = state
         self.result: RunResult | None = None
         model = getattr(loop.model, "name", type(loop.model).__name__)
-        state.log.info("run start: model=%s tools=%s max_steps=%d", model, sorted(loop.registry), loop.max_steps)
-        state.tracer.emit("run_start", 0, model=model, tools=sorted(loop.registry), max_steps=loop.max_steps,
-                          messages=list(state.messages))
+        state.log.info(
+            "run start: model=%s tools=%s max_steps=%d", model, sorted(loop.registry), loop.max_steps
+        )
+        state.tracer.emit(
+            "run_start",
+            0,
+            model=model,
+            tools=sorted(loop.registry),
+            max_steps=loop.max_steps,
+            messages=list(state.messages),
+        )
 
     @property
     def trace_id(self) -> str:
@@ -46,7 +55,7 @@ class Run:
     def steps(self) -> tuple[Step, ...]:
         return tuple(self.state.steps)
 
-    def __aiter__(self) -> Run:
+    def __aiter__(self) -> LoopRun:
         return self
 
     async def __anext__(self) -> Step:
@@ -54,11 +63,11 @@ class Run:
             raise StopAsyncIteration
         before = len(self.state.steps)
         try:
-            nxt = await self.loop.round(self.state)
+            outcome = await self.loop.step(self.state)
         except asyncio.CancelledError:
             self._finish("cancelled", self._last_assistant(), "the run was cancelled")
             raise
-        match nxt:
+        match outcome:
             case Continue():
                 pass
             case Final(message):
@@ -66,7 +75,7 @@ class Run:
             case Stop(status, reason):
                 self._finish(status, self._last_assistant(), reason)
             case _:
-                assert_never(nxt)
+                assert_never(outcome)
         if len(self.state.steps) == before:
             raise StopAsyncIteration
         return self.state.steps[-1]
@@ -76,9 +85,16 @@ class Run:
         duration = time.perf_counter() - s.started
         self.result = RunResult(status, final, list(s.messages), tuple(s.steps), s.trace_id, duration, error)
         usage = self.result.usage
-        s.tracer.emit("run_end", len(s.steps), status=status, error=error, final_message=final,
-                      duration=duration, steps=len(s.steps),
-                      usage={**asdict(usage), "total_tokens": usage.total_tokens})
+        s.tracer.emit(
+            "run_end",
+            len(s.steps),
+            status=status,
+            error=error,
+            final_message=final,
+            duration=duration,
+            steps=len(s.steps),
+            usage={**asdict(usage), "total_tokens": usage.total_tokens},
+        )
         s.log.info("run end: %s after %d steps%s", status, len(s.steps), f" ({error})" if error else "")
 
     def _last_assistant(self) -> Message | None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-from ..exceptions import MissingDependencyError, ModelLoadError
+from ...exceptions import MissingDependencyError, ModelLoadError
 
 __all__ = ["KNOWN_MODELS", "GGUFSpec", "cache_dir", "check_gguf", "ensure_gguf"]
 

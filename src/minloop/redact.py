@@ -15,10 +15,23 @@ from typing import Any
 __all__ = ["REDACTED", "Redactor"]
 
 REDACTED = "[REDACTED]"
-SECRET_KEYS = frozenset({
-    "api_key", "apikey", "api-key", "authorization", "proxy-authorization", "x-api-key",
-    "password", "passwd", "secret", "client_secret", "access_token", "refresh_token", "token",
-})
+SECRET_KEYS = frozenset(
+    {
+        "api_key",
+        "apikey",
+        "api-key",
+        "authorization",
+        "proxy-authorization",
+        "x-api-key",
+        "password",
+        "passwd",
+        "secret",
+        "client_secret",
+        "access_token",
+        "refresh_token",
+        "token",
+    }
+)
 PATTERNS = (
     re.compile(r"\b(sk|pk|rk)-[A-Za-z0-9_\-]{8,}"),
     re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/\-]+=*"),
@@ -31,7 +44,13 @@ class Redactor:
     def __init__(self, fields: Iterable[str] = ()) -> None:
         self.keys = SECRET_KEYS | {f.lower() for f in fields}
         # Fast path: text with none of these (and no \u escape that could spell them) is clean.
-        hints = [re.escape(k) for k in sorted(self.keys)] + [r"[spr]k-", "bearer", r"gh[pousr]_", "akia", r"\\u"]
+        hints = [re.escape(k) for k in sorted(self.keys)] + [
+            r"[spr]k-",
+            "bearer",
+            r"gh[pousr]_",
+            "akia",
+            r"\\u",
+        ]
         self._suspect = re.compile("|".join(hints), re.IGNORECASE).search
 
     def __call__(self, value: Any) -> Any:

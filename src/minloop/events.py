@@ -1,4 +1,4 @@
-"""Trace events and the sink protocol (S13, S19).
+"""Trace events and the sink protocol.
 
 The loop reports what happens through a ``Tracer`` made per run from the sinks the caller
 passed in (nothing global). Events, in order::
@@ -20,10 +20,17 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, is_dataclass
 from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
-__all__ = ["Event", "EventKind", "TraceSink", "Tracer"]
+__all__ = ["Event", "EventKind", "RecordingSink", "TraceSink", "Tracer"]
 
 EventKind: TypeAlias = Literal[
-    "run_start", "step_start", "model_request", "model_response", "tool_call", "tool_result", "step_end", "run_end"
+    "run_start",
+    "step_start",
+    "model_request",
+    "model_response",
+    "tool_call",
+    "tool_result",
+    "step_end",
+    "run_end",
 ]
 
 
@@ -48,7 +55,7 @@ class Tracer:
     object already seen is reused (the memo keeps the object alive, so its id stays its own).
     """
 
-    __slots__ = ("trace_id", "sinks", "redact", "_seen")
+    __slots__ = ("_seen", "redact", "sinks", "trace_id")
 
     def __init__(self, trace_id: str, sinks: Sequence[TraceSink] = (), redact: Any = None) -> None:
         self.trace_id = trace_id
@@ -75,3 +82,16 @@ class Tracer:
             hit = (message, self.redact(message))
             self._seen[id(message)] = hit
         return hit[1]
+
+
+class RecordingSink:
+    """Keeps every event it receives: ``Loop(..., sinks=[sink])`` then inspect ``sink.events``."""
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+
+    def emit(self, event: Event) -> None:
+        self.events.append(event)
+
+    def kinds(self) -> list[tuple[EventKind, int]]:
+        return [(e.kind, e.step) for e in self.events]

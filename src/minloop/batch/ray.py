@@ -18,8 +18,8 @@ import os
 from collections import deque
 from typing import Any
 
-from .batch import Record, ResultSink, Task, TaskRunner
-from .exceptions import MissingDependencyError
+from ..exceptions import MissingDependencyError
+from .tasks import Record, ResultSink, Task, TaskRunner
 
 __all__ = ["TaskActor", "run_on_ray"]
 

@@ -4,7 +4,7 @@
 "qwen2.5-coder-1.5b")`` its larger sibling; ``LocalModel(path="any.gguf")`` any GGUF with a
 chat template. The weights load once per process and are shared by every ``LocalModel`` with
 the same file and settings. The prompt is the model's own chat template with the tools; the
-reply is constrained to a valid decision (see ``minloop.models.decoding``). Calls are
+reply is constrained to a valid decision (see ``minloop.models.local.decoding``). Calls are
 serialised per loaded model, so the KV cache keeps the unchanged prefix of a growing
 transcript and a later step evaluates only its new tokens.
 """
@@ -13,24 +13,26 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import json
-import math
 import os
 import threading
-import urllib.request
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..context import ContextOverflowError
-from ..exceptions import MissingDependencyError, ModelError, ModelLoadError
-from ..guard import ensure_not_in_tool
-from ..messages import Message
-from .base import ModelRequest, ModelResponse, Usage
-from ..grounding import ground_calls
-from .decoding import FORMAT_INSTRUCTION, PARALLEL_INSTRUCTION, decision_schema, parse_decision, ungrounded_note
+from ...guard import ensure_not_in_tool
+from ...messages import Message
+from ..base import ModelRequest, ModelResponse, Usage
+from .decoding import (
+    FORMAT_INSTRUCTION,
+    PARALLEL_INSTRUCTION,
+    decision_schema,
+    parse_decision,
+    ungrounded_note,
+)
 from .gguf import check_gguf, ensure_gguf
+from .grounding import ground_calls
+from .runtime import complete, load, post, relevance_of
 
 __all__ = ["LocalModel"]
 
@@ -43,7 +45,7 @@ _LOAD_LOCK = threading.Lock()
 class LocalModel:
     """An embedded GGUF model implementing the ``Model`` protocol.
 
-    ``grounded`` (default on) is its decision policy for tool calls, see ``minloop.grounding``:
+    ``grounded`` (default on) is its decision policy for tool calls, see ``minloop.models.local.grounding``:
     optional arguments whose values the conversation does not give are dropped (the function's
     default applies), and a call whose *required* values are not in the conversation is not
     made: the model is asked once more, tools off, for a short answer (``ABSTAIN_TOKENS``):
@@ -97,18 +99,20 @@ class LocalModel:
         """Exact prompt tokens of a request, through the model's own template and tokenizer."""
         server, _ = self._server()
         body = self.body(ModelRequest(list(messages), list(tools)))
-        prompt = _post(server, "/apply-template", {"messages": body["messages"], "tools": body.get("tools")})["prompt"]
-        return len(_post(server, "/tokenize", {"content": prompt, "parse_special": True})["tokens"])
+        prompt = post(server, "/apply-template", {"messages": body["messages"], "tools": body.get("tools")})[
+            "prompt"
+        ]
+        return len(post(server, "/tokenize", {"content": prompt, "parse_special": True})["tokens"])
 
     async def call(self, request: ModelRequest) -> ModelResponse:
         ensure_not_in_tool(self.name)
         server, lock = self._server()
         if self._gated(request):
-            relevant = await asyncio.to_thread(_relevance, server, lock, self.body(request))
-            request = replace(request, tool_choice="auto" if relevant >= self.gate else "none")
+            relevant = await asyncio.to_thread(relevance_of, server, lock, self.body(request))
+            request = replace(request, tool_choice="auto" if relevant >= (self.gate or 0.0) else "none")
         body = self.body(request)
         prefix = f"call_{sum(m.get('role') == 'assistant' for m in request.messages) + 1}"
-        reply = await asyncio.to_thread(_complete, server, lock, body)
+        reply = await asyncio.to_thread(complete, server, lock, body)
         response = _response(reply, prefix, constrained="json_schema" in body)
         if not (self.grounded and request.tool_choice == "auto" and response.message.get("tool_calls")):
             return response
@@ -116,21 +120,29 @@ class LocalModel:
         if not missing:
             return replace(response, message=message)
         # A call resting on invented values is not made: the model answers, told what is missing.
-        retry = replace(request, messages=[*request.messages, {"role": "system", "content": ungrounded_note(missing)}],
-                        tool_choice="none")
+        retry = replace(
+            request,
+            messages=[*request.messages, {"role": "system", "content": ungrounded_note(missing)}],
+            tool_choice="none",
+        )
         body = {**self.body(retry), "max_tokens": min(self.sampling["max_tokens"], ABSTAIN_TOKENS)}
-        answer = _response(await asyncio.to_thread(_complete, server, lock, body), prefix, constrained=True)
+        answer = _response(await asyncio.to_thread(complete, server, lock, body), prefix, constrained=True)
         return replace(answer, usage=response.usage + answer.usage)
 
     def relevance(self, request: ModelRequest) -> float:
         """The model's probability that one of the tools serves the user's last message."""
         server, lock = self._server()
-        return _relevance(server, lock, self.body(request))
+        return relevance_of(server, lock, self.body(request))
 
     def _gated(self, request: ModelRequest) -> bool:
         """The relevance gate decides a new request's first step: call a tool, or answer."""
         last = request.messages[-1] if request.messages else {}
-        return self.gate is not None and bool(request.tools) and request.tool_choice == "auto" and last.get("role") == "user"
+        return (
+            self.gate is not None
+            and bool(request.tools)
+            and request.tool_choice == "auto"
+            and last.get("role") == "user"
+        )
 
     def body(self, request: ModelRequest) -> dict[str, Any]:
         """The runtime's chat-completion request for a ``ModelRequest``."""
@@ -139,7 +151,9 @@ class LocalModel:
             body["tools"] = list(request.tools)
             if self.constrain:
                 body["messages"] = _with_instruction(body["messages"], self.parallel)
-                body["json_schema"] = decision_schema(request.tools, request.tool_choice, parallel=self.parallel)
+                body["json_schema"] = decision_schema(
+                    request.tools, request.tool_choice, parallel=self.parallel
+                )
         return body
 
     def _server(self) -> tuple[Any, threading.Lock]:
@@ -147,82 +161,8 @@ class LocalModel:
         key = (path, self.n_ctx, self.threads)
         with _LOAD_LOCK:
             if key not in _SERVERS:
-                _SERVERS[key] = (_load(path, self.n_ctx, self.threads), threading.Lock())
+                _SERVERS[key] = (load(path, self.n_ctx, self.threads), threading.Lock())
             return _SERVERS[key]
-
-
-def _load(path: str, n_ctx: int, threads: int) -> Any:
-    try:
-        import xllamacpp
-    except ImportError:
-        raise MissingDependencyError("xllamacpp (the embedded llama.cpp runtime)", "pip install 'minloop[local]'") from None
-    params = xllamacpp.CommonParams()
-    params.model.path = path
-    params.n_ctx = n_ctx
-    params.n_parallel = 1
-    params.use_jinja = True
-    params.cache_prompt = True
-    params.cpuparams.n_threads = threads
-    params.cpuparams_batch.n_threads = threads
-    params.cache_ram_mib = 0  # no extra prompt caches beyond the slot's own KV cache
-    params.fit_params = False  # skips ~0.6 s of device-memory fitting on a CPU-only load
-    params.verbosity = -1  # silent: llama.cpp would print ~15 lines per load and request
-    try:
-        return xllamacpp.Server(params)
-    except Exception as exc:
-        raise ModelLoadError(f"llama.cpp could not load {path}: {exc}") from exc
-
-
-def _complete(server: Any, lock: threading.Lock, body: dict[str, Any]) -> dict[str, Any]:
-    with lock:  # one slot: serialised calls keep the KV cache on the growing transcript
-        try:
-            reply = server.handle_chat_completions(body)
-        except Exception as exc:
-            raise ModelError(f"local model failed: {exc}") from exc
-    if not isinstance(reply, dict) or "choices" not in reply:
-        error = reply.get("error") if isinstance(reply, dict) else None
-        if isinstance(error, dict) and error.get("type") == "exceed_context_size_error":
-            raise ContextOverflowError(
-                f"the prompt needs {error.get('n_prompt_tokens')} tokens; the window is {error.get('n_ctx')}"
-            )
-        raise ModelError(f"local model failed: {json.dumps(reply)[:300]}")
-    return reply
-
-
-def _post(server: Any, path: str, body: dict[str, Any]) -> dict[str, Any]:
-    """The runtime's own HTTP endpoints on 127.0.0.1 (template and tokenizer have no in-process call)."""
-    request = urllib.request.Request(
-        server.listening_address + path, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
-    )
-    with urllib.request.urlopen(request, timeout=30) as response:
-        return json.loads(response.read())
-
-
-RELEVANCE_QUESTION = (
-    'Which function fits the user\'s request? Reply with the function name, or "none" if no function fits.'
-)
-
-
-def _relevance(server: Any, lock: threading.Lock, body: dict[str, Any]) -> float:
-    """1 - P("none") when the model names the function that fits the request (or "none").
-
-    The question goes after the conversation and the reply is constrained to the tool names and
-    "none"; the probability is read from the first token of the name. The decision call that
-    follows reuses the whole conversation prefix from the KV cache.
-    """
-    names = [t["function"]["name"] for t in body.get("tools") or []]
-    probe = {k: v for k, v in body.items() if k != "json_schema"}
-    probe.update(
-        messages=[*body["messages"], {"role": "system", "content": RELEVANCE_QUESTION}],
-        json_schema={"enum": [*names, "none"]}, max_tokens=3, logprobs=True, top_logprobs=20,
-    )
-    reply = _complete(server, lock, probe)
-    tokens = (reply["choices"][0].get("logprobs") or {}).get("content") or []
-    first = tokens[1] if len(tokens) > 1 else (tokens[0] if tokens else {})  # tokens[0] is the quote
-    mass = {str(o.get("token", "")): math.exp(float(o.get("logprob", -99))) for o in first.get("top_logprobs") or []}
-    total = sum(mass.values())
-    none = sum(v for k, v in mass.items() if k.strip().lower().startswith("non"))
-    return 1.0 - none / total if total else 1.0
 
 
 def _with_instruction(messages: list[Message], parallel: bool) -> list[Message]:
@@ -237,7 +177,11 @@ def _response(reply: dict[str, Any], prefix: str, *, constrained: bool) -> Model
     choice = reply["choices"][0]
     text = choice["message"].get("content") or ""
     truncated = choice.get("finish_reason") == "length"
-    message = parse_decision(text, prefix, truncated=truncated) if constrained else {"role": "assistant", "content": text}
+    message = (
+        parse_decision(text, prefix, truncated=truncated)
+        if constrained
+        else {"role": "assistant", "content": text}
+    )
     usage = reply.get("usage") or {}
     timings = reply.get("timings") or {}
     return ModelResponse(

@@ -1,0 +1,162 @@
+"""The ``minloop`` command line: ``minloop run "PROMPT"`` on the embedded model or any endpoint,
+and the other commands (batch, doctor, eval, replay, trace)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ..context import ContextPolicy, Policy
+from ..exceptions import MinloopError
+from ..factory import build_model, build_tools
+from ..loop import Loop
+from ..messages import ToolCall
+from ..result import RunResult
+from ..trace.sqlite import SQLiteSink
+from .batch import batch_command
+from .doctor import doctor_command
+from .eval import eval_bfcl_command
+from .trace import replay_command, trace_app
+from .view import err, out, show_result, show_step
+
+__all__ = ["app"]
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="The minimal agent loop.")
+EXIT_CODES = {"success": 0}
+
+
+@app.callback()
+def _root() -> None:
+    """minloop: receive, decide, execute, inject."""
+
+
+ModelOpt = Annotated[str, typer.Option(help="'local' (embedded 0.5B), 'local-1.5b', or a remote model name.")]
+BaseUrlOpt = Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint for a remote model.")]
+KeyEnvOpt = Annotated[str, typer.Option(help="Environment variable holding the API key.")]
+GgufOpt = Annotated[Path | None, typer.Option(help="Run this GGUF file instead of the bundled model.")]
+ToolsOpt = Annotated[
+    list[str] | None, typer.Option("--tools", help="Extra tools as module:attr (repeatable).")
+]
+BuiltinOpt = Annotated[bool, typer.Option(help="Offer the built-in tools (calculator, clock, files).")]
+RootOpt = Annotated[Path, typer.Option(help="Directory the file tools may read.")]
+StepsOpt = Annotated[int, typer.Option(min=1, help="Step budget.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print the whole result as one JSON document.")]
+TraceDbOpt = Annotated[
+    Path | None,
+    typer.Option(
+        help="Record the trace here (default: $MINLOOP_TRACE_DB, else ~/.local/share/minloop/traces.db)."
+    ),
+]
+NoTraceOpt = Annotated[bool, typer.Option("--no-trace", help="Do not record the trace.")]
+TimeBudgetOpt = Annotated[float | None, typer.Option(min=0.001, help="Seconds the whole run may take.")]
+WindowOpt = Annotated[
+    int | None,
+    typer.Option(
+        help="Token window for the context policy (default: the embedded model's own; remote models: none)."
+    ),
+]
+YesOpt = Annotated[bool, typer.Option("--yes", help="Approve every call to a tool that needs approval.")]
+
+
+@app.command("run")
+def run_command(
+    prompt: Annotated[str, typer.Argument(help="What to ask.")],
+    model: ModelOpt = "local",
+    base_url: BaseUrlOpt = None,
+    api_key_env: KeyEnvOpt = "OPENAI_API_KEY",
+    gguf: GgufOpt = None,
+    tools: ToolsOpt = None,
+    builtin: BuiltinOpt = True,
+    root: RootOpt = Path("."),
+    max_steps: StepsOpt = 6,
+    as_json: JsonOpt = False,
+    trace_db: TraceDbOpt = None,
+    no_trace: NoTraceOpt = False,
+    time_budget: TimeBudgetOpt = None,
+    window: WindowOpt = None,
+    yes: YesOpt = False,
+) -> None:
+    """Run one agent loop and show each step as it happens; the trace is recorded for `minloop trace`."""
+    try:
+        chosen = build_model(model, base_url=base_url, api_key_env=api_key_env, gguf=gguf)
+        toolset = build_tools([*(["builtins"] if builtin else []), *(tools or [])], root)
+        store = None if no_trace else SQLiteSink(trace_db)
+        window = window or getattr(chosen, "context_window", None)
+        policy: Policy | None = ContextPolicy(window=window) if window else None
+        sinks = [store] if store else []
+        loop = Loop(
+            chosen,
+            toolset,
+            max_steps,
+            sinks=sinks,
+            time_budget=time_budget,
+            approve=_approver(yes),
+            context=policy,
+        )
+    except (MinloopError, OSError, sqlite3.Error) as exc:
+        err.print(f"[bold red]error:[/] {exc}", soft_wrap=True)
+        raise typer.Exit(2) from None
+    try:
+        result = asyncio.run(_drive(loop, prompt, live=not as_json))
+    finally:
+        if store is not None:
+            store.close()
+    if as_json:
+        sys.stdout.write(json.dumps(result.to_dict(), ensure_ascii=False, indent=2) + "\n")
+    else:
+        show_result(result)
+        if store is not None:
+            out.print(
+                f"[dim]trace recorded in {store.path} · minloop trace show {result.trace_id}[/]",
+                soft_wrap=True,
+            )
+    raise typer.Exit(EXIT_CODES.get(result.status, 1))
+
+
+async def _drive(loop: Loop, prompt: str, *, live: bool) -> RunResult:
+    run = loop.iter(prompt)
+    if live:
+        out.print(f"[dim]{run.trace_id} · model {loop.model.name} · tools {', '.join(loop.registry)}[/]")
+    async for step in run:
+        if live:
+            show_step(step)
+    assert run.result is not None
+    return run.result
+
+
+def _approver(yes: bool) -> Callable[[ToolCall], Awaitable[bool]]:
+    """Ask y/N on the terminal for each call needing approval; deny when nobody can answer."""
+
+    async def approve(call: ToolCall) -> bool:
+        if yes:
+            return True
+        if not sys.stdin.isatty():
+            err.print(
+                f"[yellow]denied[/] {call.name}: it needs approval and stdin is not a terminal (use --yes)"
+            )
+            return False
+        question = f"Allow {call.name}({call.arguments})?"
+        return bool(await asyncio.to_thread(typer.confirm, question, default=False, err=True))
+
+    return approve
+
+
+def _register() -> None:
+    """The other commands, after ``run`` so that ``minloop --help`` lists it first."""
+    app.command("batch")(batch_command)
+    app.command("doctor")(doctor_command)
+    eval_app = typer.Typer(no_args_is_help=True, help="Score the loop on public benchmarks.")
+    eval_app.command("bfcl")(eval_bfcl_command)
+    app.add_typer(eval_app, name="eval")
+    app.command("replay")(replay_command)
+    app.add_typer(trace_app, name="trace")
+
+
+_register()

@@ -1,0 +1,55 @@
+"""What ``minloop run`` shows: each step as it happens, then the answer."""
+
+from __future__ import annotations
+
+import json
+
+from rich.console import Console
+from rich.panel import Panel
+from rich.text import Text
+
+from ..result import RunResult, Step
+
+__all__ = ["err", "out", "show_result", "show_step"]
+
+out = Console()
+err = Console(stderr=True)
+
+
+def show_step(step: Step) -> None:
+    usage = step.usage
+    head = Text.assemble((f"step {step.index} ", "bold"), (step.decision, "cyan"))
+    head.append(f"  model {step.model_latency:.2f}s · {usage.prompt_tokens}+{usage.completion_tokens} tok")
+    if usage.evaluated_tokens is not None:
+        head.append(f" ({usage.evaluated_tokens} evaluated)")
+    if step.control and step.control.startswith("Answer the user directly"):
+        head.append("  [decay: tools off]", "yellow")
+    out.print(head)
+    ctx = step.context
+    if ctx is not None and ctx.mode != "full":
+        out.print(
+            Text(
+                f"  context {ctx.mode}: {ctx.steps_summarised} step(s) summarised, {ctx.results_shrunk} "
+                f"result(s) shrunk, {ctx.tokens_before} -> {ctx.tokens_after} of {ctx.window} tokens",
+                "yellow",
+            )
+        )
+    for call, result in zip(step.tool_calls, step.results, strict=True):
+        out.print(Text.assemble("  → ", (call.name, "bold green"), f"({call.arguments})"))
+        body = json.loads(result.content)
+        body.pop("trace_id", None)
+        style = "red" if result.error else "dim"
+        label = f"{result.error} " if result.error else ""
+        out.print(
+            Text(
+                f"    ← {label}{json.dumps(body, ensure_ascii=False)[:300]}  ({result.latency * 1000:.0f} ms)",
+                style=style,
+            )
+        )
+
+
+def show_result(result: RunResult) -> None:
+    style = "green" if result.ok else "red"
+    body = result.output or result.error or "(no answer)"
+    subtitle = f"{len(result.steps)} steps · {result.usage.total_tokens} tokens · {result.duration:.2f}s"
+    out.print(Panel(body, title=f"[{style}]{result.status}[/] · {result.trace_id}", subtitle=subtitle))

@@ -1,0 +1,98 @@
+"""The llama.cpp runtime behind ``LocalModel``: loading a GGUF in-process with ``xllamacpp``,
+chat completions on its single slot, and its own template and tokenizer endpoints."""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+import urllib.request
+from typing import Any
+
+from ...exceptions import ContextOverflowError, MissingDependencyError, ModelError, ModelLoadError
+
+__all__ = ["RELEVANCE_QUESTION", "complete", "load", "post", "relevance_of"]
+
+
+def load(path: str, n_ctx: int, threads: int) -> Any:
+    try:
+        import xllamacpp
+    except ImportError:
+        raise MissingDependencyError(
+            "xllamacpp (the embedded llama.cpp runtime)", "pip install 'minloop[local]'"
+        ) from None
+    params = xllamacpp.CommonParams()
+    params.model.path = path
+    params.n_ctx = n_ctx
+    params.n_parallel = 1
+    params.use_jinja = True
+    params.cache_prompt = True
+    params.cpuparams.n_threads = threads
+    params.cpuparams_batch.n_threads = threads
+    params.cache_ram_mib = 0  # no extra prompt caches beyond the slot's own KV cache
+    params.fit_params = False  # skips ~0.6 s of device-memory fitting on a CPU-only load
+    params.verbosity = -1  # silent: llama.cpp would print ~15 lines per load and request
+    try:
+        return xllamacpp.Server(params)
+    except Exception as exc:
+        raise ModelLoadError(f"llama.cpp could not load {path}: {exc}") from exc
+
+
+def complete(server: Any, lock: threading.Lock, body: dict[str, Any]) -> dict[str, Any]:
+    with lock:  # one slot: serialised calls keep the KV cache on the growing transcript
+        try:
+            reply = server.handle_chat_completions(body)
+        except Exception as exc:
+            raise ModelError(f"local model failed: {exc}") from exc
+    if not isinstance(reply, dict) or "choices" not in reply:
+        error = reply.get("error") if isinstance(reply, dict) else None
+        if isinstance(error, dict) and error.get("type") == "exceed_context_size_error":
+            raise ContextOverflowError(
+                f"the prompt needs {error.get('n_prompt_tokens')} tokens; the window is {error.get('n_ctx')}"
+            )
+        raise ModelError(f"local model failed: {json.dumps(reply)[:300]}")
+    return reply
+
+
+def post(server: Any, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    """The runtime's own HTTP endpoints on 127.0.0.1 (template and tokenizer have no in-process call)."""
+    request = urllib.request.Request(
+        server.listening_address + path,
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return json.loads(response.read())
+
+
+RELEVANCE_QUESTION = (
+    'Which function fits the user\'s request? Reply with the function name, or "none" if no function fits.'
+)
+
+
+def relevance_of(server: Any, lock: threading.Lock, body: dict[str, Any]) -> float:
+    """1 - P("none") when the model names the function that fits the request (or "none").
+
+    The question goes after the conversation and the reply is constrained to the tool names and
+    "none"; the probability is read from the first token of the name. The decision call that
+    follows reuses the whole conversation prefix from the KV cache.
+    """
+    names = [t["function"]["name"] for t in body.get("tools") or []]
+    probe = {k: v for k, v in body.items() if k != "json_schema"}
+    probe.update(
+        messages=[*body["messages"], {"role": "system", "content": RELEVANCE_QUESTION}],
+        json_schema={"enum": [*names, "none"]},
+        max_tokens=3,
+        logprobs=True,
+        top_logprobs=20,
+    )
+    reply = complete(server, lock, probe)
+    tokens = (reply["choices"][0].get("logprobs") or {}).get("content") or []
+    first = tokens[1] if len(tokens) > 1 else (tokens[0] if tokens else {})  # tokens[0] is the quote
+    mass = {
+        str(o.get("token", "")): math.exp(float(o.get("logprob", -99)))
+        for o in first.get("top_logprobs") or []
+    }
+    total = sum(mass.values())
+    none = sum(v for k, v in mass.items() if k.strip().lower().startswith("non"))
+    return 1.0 - none / total if total else 1.0
