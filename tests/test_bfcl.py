@@ -115,6 +115,7 @@ def test_multi_turn_categories_are_refused_and_held_out_ones_load() -> None:
         with pytest.raises(MinloopError, match="not evaluated here"):
             load_items(category, 1)
     import bfcl_eval  # noqa: F401  (installed by scripts/setup.sh; a missing one is a failure, not a skip)
+
     (simple,), (irrelevant,) = load_items("live_simple", 1), load_items("live_irrelevance", 1)
     assert simple.answer and irrelevant.answer is None
 
@@ -122,6 +123,7 @@ def test_multi_turn_categories_are_refused_and_held_out_ones_load() -> None:
 @pytest.fixture(scope="module")
 def check() -> Any:
     import bfcl_eval  # noqa: F401  (installed by scripts/setup.sh; a missing one is a failure, not a skip)
+
     return load_checker()
 
 

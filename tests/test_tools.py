@@ -12,11 +12,14 @@ from typing import Annotated, Literal
 import pytest
 from pydantic import BaseModel, Field
 
-from minloop import Tool, ToolCall, ToolDefinitionError, tool
+from minloop import Loop, Tool, ToolCall, ToolDefinitionError, tool
 from minloop.builtins import ask_for_clarification
 from minloop.execute import ExecContext, execute_calls
 from minloop.log import run_logger
+from minloop.testing import ScriptedModel, call, reply
 from minloop.tools import DEFAULT_TIMEOUT
+
+from .conftest import content, masked
 
 
 class Weather(BaseModel):
@@ -247,3 +250,27 @@ def test_non_json_results_are_a_schema_mismatch() -> None:
     [(_, code, body)] = run_calls(ToolCall("a", "opaque", "{}"), tools=[opaque])
     assert code == "ERR_TOOL_SCHEMA_MISMATCH"
     assert body["error"].startswith("result is not JSON-serializable")
+
+
+def test_a_sync_tool_that_was_fast_still_times_out_when_it_hangs() -> None:
+    """Fast sync tools are waited for inline; a later call that hangs is still cut by its timeout."""
+    release = threading.Event()
+
+    @tool(timeout=0.2)
+    def lookup(hang: bool) -> dict[str, bool]:
+        """Look something up."""
+        if hang:
+            release.wait(5)
+        return {"hung": hang}
+
+    model = ScriptedModel(
+        [
+            reply(None, call("lookup", {"hang": False})),
+            reply(None, call("lookup", {"hang": True})),
+            "done",
+        ]
+    )
+    result = Loop(model, [lookup]).run_sync("look")
+    release.set()
+    assert [r.error for s in result.steps for r in s.results] == [None, "ERR_TOOL_TIMEOUT"]
+    assert masked(result.messages, result.trace_id)[2]["content"] == content(hung=False)

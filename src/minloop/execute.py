@@ -15,11 +15,8 @@ not keep the process alive at exit).
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import inspect
 import json
-import queue
-import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -32,6 +29,7 @@ from .exceptions import NestedModelCallError
 from .guard import current_tool
 from .messages import Message, ResultRole, ToolCall
 from .tools import Tool
+from .workers import call_in_thread
 
 __all__ = ["ErrorCode", "ToolResult", "execute_calls"]
 
@@ -191,7 +189,7 @@ async def invoke(tool: Tool, args: dict[str, Any]) -> Any:
         async with deadline:
             if tool.is_async:
                 return await tool.fn(**args)
-            return await _in_daemon_thread(tool, args)
+            return await call_in_thread(tool.fn, args)
     except TimeoutError as exc:
         if deadline.expired():
             raise _Failure("ERR_TOOL_TIMEOUT", f"tool did not finish within {tool.timeout:g}s") from None
@@ -202,66 +200,6 @@ async def invoke(tool: Tool, args: dict[str, Any]) -> Any:
         raise _Failure("ERR_TOOL_FAILED", f"{type(exc).__name__}: {exc}") from None
     finally:
         current_tool.reset(token)
-
-
-class _DaemonWorkers:
-    """Daemon threads for sync tools, reused from call to call. A call that hangs past its
-    timeout keeps its thread (a thread cannot be killed) and the next call gets another one;
-    a thread idle for ``linger`` seconds exits. Daemon, so a hung tool never blocks exit."""
-
-    def __init__(self, linger: float = 30.0) -> None:
-        self.linger = linger
-        self._jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
-        self._idle = 0  # waiting threads not yet promised a job
-        self._lock = threading.Lock()
-
-    def submit(self, job: Callable[[], None]) -> None:
-        with self._lock:
-            if self._idle:
-                self._idle -= 1
-                self._jobs.put(job)
-                return
-        threading.Thread(target=self._work, args=(job,), name="minloop-tool", daemon=True).start()
-
-    def _work(self, job: Callable[[], None]) -> None:
-        while True:
-            job()
-            with self._lock:
-                self._idle += 1
-            try:
-                job = self._jobs.get(timeout=self.linger)
-            except queue.Empty:
-                with self._lock:
-                    if self._jobs.empty():  # nobody promised this thread a job: leave
-                        self._idle -= 1
-                        return
-                    job = self._jobs.get_nowait()
-
-
-_WORKERS = _DaemonWorkers()
-
-
-def _in_daemon_thread(tool: Tool, args: dict[str, Any]) -> asyncio.Future[Any]:
-    loop = asyncio.get_running_loop()
-    future: asyncio.Future[Any] = loop.create_future()
-    context = contextvars.copy_context()
-
-    def settle(ok: bool, value: Any) -> None:
-        if not future.done():
-            future.set_result(value) if ok else future.set_exception(value)
-
-    def work() -> None:
-        try:
-            outcome = (True, context.run(tool.fn, **args))
-        except BaseException as exc:  # delivered to the awaiting task, not lost in the thread
-            outcome = (False, exc)
-        try:
-            loop.call_soon_threadsafe(settle, *outcome)
-        except RuntimeError:
-            pass  # abandoned after a timeout and its event loop is gone: nothing to report to
-
-    _WORKERS.submit(work)
-    return future
 
 
 def check_output(tool: Tool, value: Any) -> Any:
