@@ -9,7 +9,7 @@ while the run executes, so a tool's own logging can carry it through ``TraceIdFi
 from __future__ import annotations
 
 import logging
-import secrets
+import os
 from collections.abc import MutableMapping
 from contextvars import ContextVar
 from datetime import datetime
@@ -24,7 +24,7 @@ current_trace_id: Final[ContextVar[str | None]] = ContextVar("minloop_trace_id",
 
 def new_trace_id(now: datetime | None = None) -> str:
     stamp = (now or datetime.now()).strftime("%y%m%d%H%M%S")
-    return f"trc_{stamp}_{secrets.token_hex(3)}"
+    return f"trc_{stamp}_{os.urandom(3).hex()}"
 
 
 class _RunLogger(logging.LoggerAdapter):  # type: ignore[type-arg]

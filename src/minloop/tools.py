@@ -14,8 +14,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypedDict, Unpack, get_type_hints, overload
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
-from pydantic.fields import FieldInfo
+from pydantic import BaseModel, ConfigDict, create_model
 
 from .exceptions import ToolDefinitionError
 
@@ -146,6 +145,9 @@ def _build(fn: Callable[..., Any], options: ToolOptions) -> Tool:
 def _args_model(
     fn: Callable[..., Any], tool_name: str, hints: dict[str, Any], docs: dict[str, str]
 ) -> type[BaseModel]:
+    from pydantic import Field  # here, not at import: pydantic's field types cost ~20 ms to import
+    from pydantic.fields import FieldInfo
+
     fields: dict[str, Any] = {}
     for param in inspect.signature(fn).parameters.values():
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD, param.POSITIONAL_ONLY):
