@@ -27,7 +27,7 @@ from minloop.testing import (
     reply,
 )
 
-from .conftest import TID, content, masked
+from .conftest import TID, masked
 
 SRC = Path(minloop.__file__).parent
 

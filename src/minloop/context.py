@@ -105,7 +105,9 @@ class ContextPolicy:
         shrunk = omitted = 0
 
         def build() -> list[Message]:
-            summary = summarise(old[omitted:], self.summary_chars, self.summary_role, omitted) if old else None
+            summary = (
+                summarise(old[omitted:], self.summary_chars, self.summary_role, omitted) if old else None
+            )
             return pinned + head + ([summary] if summary else []) + [m for r in kept for m in r]
 
         sent = build()

@@ -28,7 +28,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import Any, TypeAlias
 
 from pydantic import BaseModel, ValidationError
 from pydantic_core import to_jsonable_python
@@ -42,6 +42,9 @@ from .tools import Tool
 __all__ = ["ErrorCode", "ToolResult", "describe", "execute_calls"]
 
 Approver: TypeAlias = Callable[[ToolCall], "bool | Awaitable[bool]"]
+"""``approve(call)``, sync or async, is asked before each call to a tool declared with
+``needs_approval=True``; ``call.name`` and ``call.arguments`` (a JSON string) say what would
+run. Only ``True`` runs it; anything else denies it with ``ERR_TOOL_DENIED``."""
 MAX_RESULT_CHARS = 16_000
 MAX_NAME_CHARS = 64  # the longest function name the Chat Completions API accepts
 
@@ -284,7 +287,9 @@ def check_output(tool: Tool, value: Any) -> Any:
         try:
             payload = to_jsonable_python(value)
         except Exception as exc:
-            raise _Failure("ERR_TOOL_SCHEMA_MISMATCH", f"result is not JSON-serializable: {_text_of(exc)}") from None
+            raise _Failure(
+                "ERR_TOOL_SCHEMA_MISMATCH", f"result is not JSON-serializable: {_text_of(exc)}"
+            ) from None
         if tool.keep_fields is not None and isinstance(payload, dict):
             payload = {k: v for k, v in payload.items() if k in tool.keep_fields}
         return payload
@@ -338,4 +343,3 @@ def _problems(exc: ValidationError) -> list[dict[str, str]]:
         {"loc": ".".join(str(p) for p in err["loc"]) or "(root)", "msg": err["msg"]}
         for err in exc.errors(include_url=False)
     ]
-
