@@ -15,7 +15,9 @@ from typing import Any
 
 from minloop import Controls, Loop, tool
 from minloop.context import ContextPolicy
+from minloop.envelope import seal, to_json
 from minloop.models.openai import OpenAIModel
+from minloop.redact import Redactor
 from minloop.testing import ChatServer, Fault, ScriptedModel, call, reply
 
 from .conftest import content, masked
@@ -113,3 +115,32 @@ def test_secrets_are_still_redacted_when_long_strings_are_cut_first() -> None:
         capped = Loop(model, [dump], controls=Controls(max_result_chars=2_000_000)).run_sync("go")
     raw = json.loads(json.loads(capped.messages[2]["content"])["raw"])
     assert raw["password"] == "[REDACTED]"  # found by key inside the JSON string, which was not cut
+
+
+def test_cutting_before_redaction_gives_what_redacting_everything_first_gives() -> None:
+    redact, tid, cap = Redactor(), "trc_000000000000_000000", 2000
+    quotes = '"' * 3000  # each doubles when escaped
+    bodies = [
+        {"rows": [{"id": i, "note": "n" * 30} for i in range(5000)]},
+        {"api_key": "k" * 50_000, "rows": list(range(20_000))},  # redaction pulls later rows into view
+        {"q": quotes, "token": "t" * 5000, "rows": ["r" * 50] * 300},
+        {"log": "x" * 1930 + " sk-" + "a" * 40 + " " + "y" * 10_000},  # a key straddling the cap
+        {"raw": json.dumps({"password": "hunter2", "pad": "p" * 5000}), "tail": "z" * 9000},
+        {"deep": [[[["d" * 100] * 50] * 3] * 3], "secret": "s" * 10},
+    ]
+    for body in bodies:
+        body = {**body, "trace_id": tid}
+        full = to_json(redact(body))
+        assert seal(body, cap, redact, tid) == (
+            full if len(full) <= cap else marker(full, len(to_json(body)))
+        )
+
+
+def marker(full: str, original: int, cap: int = 2000) -> str:
+    """The truncation marker with the longest head of ``full`` that keeps it within ``cap``."""
+    fields = {"result_truncated": True, "original_chars": original}
+    for n in range(cap, -1, -1):
+        text = to_json({**fields, "head": full[:n], "trace_id": "trc_000000000000_000000"})
+        if len(text) <= cap:
+            return text
+    raise AssertionError("no head fits")

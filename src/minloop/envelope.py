@@ -51,9 +51,10 @@ def seal(
 ) -> str:
     """The content of a tool message: strict JSON, redacted, at most ``max_chars`` characters.
 
-    Strings too long to be shown whole are cut before redaction (redaction costs time per
-    character, and nothing past the cut can reach the model); a string holding JSON is kept
-    whole so that secrets inside it are still found by key. An error envelope (``is_error``)
+    A result is cut to what can show in the head before it is redacted (redaction costs time
+    per character, and nothing past the cut can reach the model): long strings are shortened
+    and items past the head left out. A string holding JSON is kept whole, so that secrets
+    inside it are still found by key. An error envelope (``is_error``)
     over the cap keeps every field and shortens its long texts; any other result over the cap
     becomes ``{"result_truncated": true, "original_chars": N, "head": "..."}``.
     """
@@ -61,12 +62,13 @@ def seal(
     if is_error:
         core = {k: body[k] for k in _ENVELOPE if k in body}
         return _fit(body, max_chars, scrub) or _fit(core, max_chars, scrub) or to_json(scrub(core))
-    clipped = _clip_strings(body, max_chars + 256, keep_json=True)
-    text = to_json(scrub(clipped))
+    head, _, cut = _head(body, max_chars + _MARGIN)
+    text = to_json(scrub(head))
+    if cut and len(to_json(head)) - len(text) >= _MARGIN:  # redaction pulled the cut into view
+        cut, text = False, to_json(scrub(body))
     if len(text) <= max_chars:
         return text
-    original = len(to_json(body)) if clipped is not body else len(text)
-    return _truncated(text, original, trace_id, max_chars)
+    return _truncated(text, len(to_json(body)), trace_id, max_chars)
 
 
 def _same(value: Any) -> Any:
@@ -74,6 +76,7 @@ def _same(value: Any) -> Any:
 
 
 _ENVELOPE = ("error", "code", "tool", "trace_id")
+_MARGIN = 256  # characters kept past the cap before redaction, so a secret cut there still matches
 _NEVER_CUT = frozenset({"code", "trace_id"})
 
 
@@ -95,20 +98,40 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def _clip_strings(value: Any, limit: int, *, keep_json: bool = False) -> Any:
-    """``value`` with every string longer than ``limit`` cut, saying how much was cut (the same
-    object when nothing was). With ``keep_json``, strings that hold JSON stay whole."""
+def _clip_strings(value: Any, limit: int) -> Any:
+    """``value`` with every string longer than ``limit`` cut, saying how much was cut."""
     if isinstance(value, str):
-        if len(value) <= limit or (keep_json and value.lstrip()[:1] in ("{", "[")):
-            return value
-        return f"{value[:limit]} [... {len(value) - limit} more characters]"
+        return value if len(value) <= limit else f"{value[:limit]} [... {len(value) - limit} more characters]"
     if isinstance(value, dict):
-        items = {k: _clip_strings(v, limit, keep_json=keep_json) for k, v in value.items()}
-        return value if all(items[k] is v for k, v in value.items()) else items
+        return {k: _clip_strings(v, limit) for k, v in value.items()}
     if isinstance(value, list):
-        seq = [_clip_strings(v, limit, keep_json=keep_json) for v in value]
-        return value if all(a is b for a, b in zip(seq, value, strict=True)) else seq
+        return [_clip_strings(v, limit) for v in value]
     return value
+
+
+def _head(value: Any, budget: int) -> tuple[Any, int, bool]:
+    """What of ``value`` can appear in the first ``budget`` characters of its JSON: strings cut
+    and items left out past that point (strings holding JSON stay whole). Returns that part,
+    a lower bound of its JSON length, and whether anything was cut (``value`` itself if not)."""
+    if isinstance(value, str):
+        if len(value) <= budget or value.lstrip()[:1] in ("{", "["):
+            return value, len(value) + 2, False
+        return value[:budget], budget + 2, True
+    if not isinstance(value, dict | list):
+        return value, 1, False
+    pairs = value.items() if isinstance(value, dict) else enumerate(value)
+    kept: list[tuple[Any, Any]] = []
+    used, cut = 2, False
+    for key, item in pairs:
+        if used >= budget:
+            cut = True
+            break
+        part, size, inner = _head(item, budget - used)
+        kept.append((key, part))
+        used, cut = used + size + (len(str(key)) + 4 if isinstance(value, dict) else 1), cut or inner
+    if not cut:
+        return value, used, False
+    return (dict(kept) if isinstance(value, dict) else [p for _, p in kept]), used, True
 
 
 def _fit(body: dict[str, Any], max_chars: int, scrub: Callable[[Any], Any]) -> str | None:
@@ -130,11 +153,14 @@ def _fit(body: dict[str, Any], max_chars: int, scrub: Callable[[Any], Any]) -> s
 
 
 def _truncated(text: str, original: int, trace_id: str, max_chars: int) -> str:
-    """The marker for a result over the cap: as much of the head of its JSON as fits."""
-    head = text[:max_chars]
-    while True:
-        marker = {"result_truncated": True, "original_chars": original, "head": head, "trace_id": trace_id}
-        out = to_json(marker)
-        if len(out) <= max_chars or not head:
-            return out
-        head = head[: len(head) - (len(out) - max_chars)]
+    """The marker for a result over the cap, with the longest head of its JSON that fits."""
+    marker = {"result_truncated": True, "original_chars": original, "head": "", "trace_id": trace_id}
+    low, high, best = 0, min(len(text), max_chars), to_json(marker)
+    while low <= high:
+        mid = (low + high) // 2
+        out = to_json({**marker, "head": text[:mid]})
+        if len(out) <= max_chars:
+            best, low = out, mid + 1
+        else:
+            high = mid - 1
+    return best

@@ -87,7 +87,7 @@ class OpenAIModel:
     async def call(self, request: ModelRequest) -> ModelResponse:
         ensure_not_in_tool(self.name)
         try:
-            body = json.dumps(self.payload(request), ensure_ascii=False).encode()
+            body = json.dumps(self.payload(request), ensure_ascii=False, allow_nan=False).encode()
         except (TypeError, ValueError) as exc:
             raise TranscriptError(
                 None, "not_json_serialisable", f"the request cannot be sent as JSON: {exc}"
