@@ -4,7 +4,8 @@ Every tool message the loop writes goes through ``seal``:
 
 * strict JSON (RFC 8259): NaN and infinities, which JSON cannot carry, become the strings
   ``"NaN"``, ``"Infinity"`` and ``"-Infinity"``;
-* secrets redacted (after long strings are cut, so a huge result costs little to redact);
+* secrets redacted (after the result is cut to what can be shown, so a huge result costs
+  little to redact);
 * at most ``max_chars`` characters. An error envelope over the cap keeps its fields (``error``,
   ``code``, ``tool``, ``trace_id``) and only its long texts are shortened; any other result
   over the cap becomes ``{"result_truncated": true, "original_chars": N, "head": "..."}``.
@@ -51,12 +52,13 @@ def seal(
 ) -> str:
     """The content of a tool message: strict JSON, redacted, at most ``max_chars`` characters.
 
-    A result is cut to what can show in the head before it is redacted (redaction costs time
-    per character, and nothing past the cut can reach the model): long strings are shortened
-    and items past the head left out. A string holding JSON is kept whole, so that secrets
-    inside it are still found by key. An error envelope (``is_error``)
-    over the cap keeps every field and shortens its long texts; any other result over the cap
-    becomes ``{"result_truncated": true, "original_chars": N, "head": "..."}``.
+    A result is cut to what its head can show before it is redacted (redaction costs time per
+    character, and nothing past the cut can reach the model): long strings are shortened and
+    items past the head left out, with a margin so a secret cut there is still recognised. A
+    string holding JSON is kept whole, so secrets inside it are still found by key. The
+    message is the same as if everything had been redacted first. An error envelope
+    (``is_error``) over the cap keeps every field and shortens its long texts; any other result
+    over the cap becomes ``{"result_truncated": true, "original_chars": N, "head": "..."}``.
     """
     scrub = redact if redact is not None else _same
     if is_error:
@@ -65,7 +67,7 @@ def seal(
     head, _, cut = _head(body, max_chars + _MARGIN)
     text = to_json(scrub(head))
     if cut and len(to_json(head)) - len(text) >= _MARGIN:  # redaction pulled the cut into view
-        cut, text = False, to_json(scrub(body))
+        text = to_json(scrub(body))
     if len(text) <= max_chars:
         return text
     return _truncated(text, len(to_json(body)), trace_id, max_chars)

@@ -6,10 +6,9 @@ envelope with a standard code instead of an exception::
 
     {"error": "...", "code": "ERR_TOOL_TIMEOUT", "tool": "get_weather", "trace_id": "trc_..."}
 
-Every tool message goes through ``seal``: strict JSON (NaN and infinities, which JSON cannot
-carry, become the strings ``"NaN"``, ``"Infinity"``, ``"-Infinity"``), secrets redacted, and
-at most ``max_chars`` characters. A result over the cap becomes a marker with the head of its
-JSON; an error envelope over the cap keeps its fields and only its long texts are shortened.
+Every result and envelope becomes the tool message's content through ``minloop.envelope.seal``
+(strict JSON, secrets redacted, at most ``max_chars`` characters). A model called from inside
+a tool raises ``NestedModelCallError`` out of the run, even if the tool caught it.
 
 Parallel calls run concurrently; results keep call order and one failure never loses the
 others. Sync tools run in a daemon thread each: a thread that outlives its timeout cannot be
