@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from minloop import Loop, TranscriptError, check_transcript, messages, tool
 from minloop.cli.doctor import doctor_command
-from minloop.doctor import FIXES, TOOL_CONTENT_FIX, Finding, diagnose
+from minloop.doctor import FIXES, Finding, diagnose
 from minloop.testing import ScriptedModel, call, reply
 
 USER = {"role": "user", "content": "Weather in Paris?"}
@@ -66,7 +66,7 @@ def test_a_valid_transcript_and_a_real_run_have_no_findings() -> None:
         ),
         pytest.param(
             [USER, ASK, {**RESULT, "content": {"condition": "Sunny"}}, ANSWER],
-            [(2, "content_not_string")],
+            [(2, "content_not_json")],
             id="s17-dict-content",
         ),
         pytest.param([ASK, RESULT, ANSWER], [(None, "no_user_message")], id="s4-missing-user-message"),
@@ -122,9 +122,9 @@ def test_all_findings_are_reported_not_just_the_first() -> None:
         Finding(1, "duplicate_tool_call_id", "tool call id 'a' repeats", FIXES["duplicate_tool_call_id"]),
         Finding(
             2,
-            "content_not_string",
+            "content_not_json",
             "tool result content must be a JSON string, got dict (use json.dumps)",
-            TOOL_CONTENT_FIX,
+            FIXES["content_not_json"],
         ),
         Finding(
             4,
@@ -136,21 +136,26 @@ def test_all_findings_are_reported_not_just_the_first() -> None:
     ]
 
 
-def test_every_rule_of_check_transcript_has_a_fix() -> None:
-    tree = ast.parse(Path(messages.__file__).read_text())
+def rules_raised_by_the_code() -> set[str]:
+    """Every rule name the package can raise: the transcript walk's ``add(index, rule, ...)`` calls
+    and ``rule = ...`` choices in messages.py, and every ``TranscriptError(index, rule, ...)``."""
     raised: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "add":
-            rule = node.args[1]
-            options = [rule.body, rule.orelse] if isinstance(rule, ast.IfExp) else [rule]
-            raised |= {o.value for o in options if isinstance(o, ast.Constant)}
-        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == "rule":
-            raised |= {
-                c.value
-                for c in ast.walk(node.value)
-                if isinstance(c, ast.Constant) and isinstance(c.value, str)
-            }
-    assert raised == set(FIXES)
+    for path in Path(messages.__file__).parent.rglob("*.py"):
+        walk = path.name == "messages.py"
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and len(node.args) > 1:
+                name = getattr(node.func, "attr", None) or getattr(node.func, "id", None)
+                if name == "TranscriptError" or (walk and name == "add"):
+                    rule = node.args[1]
+                    options = [rule.body, rule.orelse] if isinstance(rule, ast.IfExp) else [rule]
+                    raised |= {o.value for o in options if isinstance(o, ast.Constant)}
+            if walk and isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == "rule":
+                raised |= {c.value for c in ast.walk(node.value) if isinstance(c, ast.Constant)}
+    return raised
+
+
+def test_every_rule_of_check_transcript_has_a_fix() -> None:
+    assert rules_raised_by_the_code() == set(FIXES) == messages.RULES
 
 
 def test_diagnose_never_raises_on_unhashable_values() -> None:
@@ -197,7 +202,7 @@ def test_command_explains_each_finding_and_exits_1(tmp_path: Path) -> None:
     assert code == 1
     flat = " ".join(output.split())
     assert flat.startswith(f"3 finding(s) in {tmp_path / 'transcript.json'} (4 messages)")
-    for rule in ("unanswered_tool_call", "orphan_tool_result", "content_not_string"):
+    for rule in ("unanswered_tool_call", "orphan_tool_result", "content_not_json"):
         assert rule in flat
     assert "move logs, status notes and system messages after the results" in flat
     assert "json.dumps(...)" in flat

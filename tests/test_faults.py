@@ -192,6 +192,16 @@ def test_s20_the_same_call_forever_is_stopped_by_the_repetition_guard() -> None:
 # --- group 4: malformed tool output ------------------------------------------------------------
 
 
+def fitted_head(chars: int, limit: int = 16_000) -> str:
+    """The head a result of ``chars`` x's keeps: the longest prefix of its JSON whose marker fits."""
+    tid = "trc_yymmddHHMMSS_abcdef"  # as long as a real trace id
+    full = json.dumps({"result": "x" * chars, "trace_id": tid})
+    marker = {"result_truncated": True, "original_chars": len(full), "trace_id": tid}
+    return next(
+        full[:n] for n in range(limit, -1, -1) if len(json.dumps({**marker, "head": full[:n]})) <= limit
+    )
+
+
 @pytest.mark.parametrize(
     ("fault", "body"),
     [
@@ -229,7 +239,7 @@ def test_s20_the_same_call_forever_is_stopped_by_the_repetition_guard() -> None:
                 "original_chars": len(
                     json.dumps({"result": "x" * 20_000, "trace_id": "trc_yymmddHHMMSS_abcdef"})
                 ),
-                "head": '{"result": "' + "x" * (16_000 - 12),
+                "head": fitted_head(20_000),
             },
         ),
     ],

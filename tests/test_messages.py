@@ -72,7 +72,7 @@ def test_s16_tool_call_ids_must_match_once() -> None:
 
 
 def test_s17_tool_content_is_a_json_string() -> None:
-    assert rule_of([USER, ASK, {**RESULT, "content": {"temp": 25}}]) == (2, "content_not_string")
+    assert rule_of([USER, ASK, {**RESULT, "content": {"temp": 25}}]) == (2, "content_not_json")
     assert rule_of([USER, ASK, {**RESULT, "content": "sunny"}]) == (2, "content_not_json")
 
 

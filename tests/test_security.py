@@ -27,7 +27,7 @@ from minloop.testing import (
     reply,
 )
 
-from .conftest import TID, content, masked
+from .conftest import TID, masked
 
 SRC = Path(minloop.__file__).parent
 
@@ -219,16 +219,30 @@ def test_tool_output_is_capped_with_a_visible_marker(fault: Any) -> None:
     model = ScriptedModel([reply(None, call(fault.name)), "ok"])
     with model:
         result = run(model, [fault], controls=Controls(max_result_chars=1000))
-    uncapped = (
-        content(result="x" * 5000)
-        if fault.name == "flood"
-        else content(error="RuntimeError: " + "x" * 5000, code="ERR_TOOL_FAILED", tool="boom")
-    )
-    original = len(uncapped.replace(TID, result.trace_id))
-    assert bodies(result) == [
-        {"result_truncated": True, "original_chars": original, "head": uncapped[:1000], "trace_id": TID}
-    ]
-    assert len(result.messages[2]["content"]) < 1000 + 150
+    body, tid = result.messages[2]["content"], result.trace_id
+    if fault.name == "flood":  # a result: the marker with as much of its JSON's head as fits
+        full = json.dumps({"result": "x" * 5000, "trace_id": tid})
+        marker = {"result_truncated": True, "original_chars": len(full)}
+        head = next(
+            full[:n]
+            for n in range(1000, -1, -1)
+            if len(json.dumps({**marker, "head": full[:n], "trace_id": tid})) <= 1000
+        )
+        expected = {**marker, "head": head, "trace_id": TID}
+    else:  # an error envelope: every field kept, only the long text shortened as little as possible
+        text = "RuntimeError: " + "x" * 5000
+
+        def envelope(n: int) -> dict[str, Any]:
+            return {
+                "error": f"{text[:n]} [... {len(text) - n} more characters]",
+                "code": "ERR_TOOL_FAILED",
+                "tool": "boom",
+            }
+
+        n = next(n for n in range(1000, -1, -1) if len(json.dumps({**envelope(n), "trace_id": tid})) <= 1000)
+        expected = {**envelope(n), "trace_id": TID}
+    assert bodies(result) == [expected]
+    assert 950 < len(body) <= 1000
 
 
 # --- secrets never reach logs or results -------------------------------------------------------

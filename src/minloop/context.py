@@ -9,8 +9,10 @@ sent; the stored transcript stays complete. ``ContextPolicy`` (the default shape
   message) and the last ``keep_steps`` steps stay whole, and older steps become one
   compact message ("step 1: get_weather({"city": "Beijing"}) -> {...}");
 * if still over, the oldest kept tool results are shrunk (valid JSON, marked), oldest first;
-* if the pinned part alone does not fit, ``ContextOverflowError`` ends the run with status
-  ``context_overflow`` instead of a provider error.
+  then kept steps join the summary (oldest first, the latest step always stays), then the
+  summary drops its oldest lines;
+* if even the pinned part with the latest step does not fit, ``ContextOverflowError`` ends the
+  run with status ``context_overflow`` instead of a provider error.
 
 A step is an assistant message with its tool results, so no policy here ever separates a call
 from its result. ``WindowPolicy`` is the plain sliding window (``deque(maxlen=...)``),
@@ -99,17 +101,31 @@ class ContextPolicy:
                 f"but the window leaves {limit}"
             )
         split = max(len(rounds) - self.keep_steps, 0)
-        old, kept = rounds[:split], [list(r) for r in rounds[split:]]
-        head += [summarise(old, self.summary_chars, self.summary_role)] if old else []
-        shrunk = 0
-        sent = pinned + head + [m for r in kept for m in r]
-        while count(sent) > limit and _shrink_oldest(kept, self.shrink_chars):
-            shrunk += 1
-            sent = pinned + head + [m for r in kept for m in r]
+        old, kept = list(rounds[:split]), [list(r) for r in rounds[split:]]
+        shrunk = omitted = 0
+
+        def build() -> list[Message]:
+            summary = (
+                summarise(old[omitted:], self.summary_chars, self.summary_role, omitted) if old else None
+            )
+            return pinned + head + ([summary] if summary else []) + [m for r in kept for m in r]
+
+        sent = build()
+        while count(sent) > limit:  # shrink results, fold kept steps into the summary, drop its oldest lines
+            if _shrink_oldest(kept, self.shrink_chars):
+                shrunk += 1
+            elif len(kept) > 1:
+                old.append(kept.pop(0))
+            elif omitted < len(old):
+                omitted += 1
+            else:
+                break
+            sent = build()
         after = count(sent)
         if after > limit:
             raise ContextOverflowError(
-                f"{after} tokens after summarising and shrinking; the window leaves {limit}"
+                f"the pinned messages and the latest step need {after} tokens even with every earlier "
+                f"step summarised away and results shrunk; the window leaves {limit}"
             )
         return sent, ContextReport("summary", window, before, after, len(old), shrunk)
 
@@ -186,10 +202,13 @@ def task_summary(messages: Sequence[Message], chars: int = 120) -> Message:
     return {"role": "system", "content": text}
 
 
-def summarise(rounds: Sequence[Sequence[Message]], chars: int, role: str = "system") -> Message:
-    """One message naming what each older step asked and what its tools returned."""
-    lines = []
-    for number, r in enumerate(rounds, 1):
+def summarise(
+    rounds: Sequence[Sequence[Message]], chars: int, role: str = "system", omitted: int = 0
+) -> Message:
+    """One message naming what each older step asked and what its tools returned; the first
+    ``omitted`` steps (left out of ``rounds`` to fit the window) are counted, not described."""
+    lines = [f"steps 1-{omitted}: left out to fit the context window"] if omitted else []
+    for number, r in enumerate(rounds, omitted + 1):
         head = r[0]
         if head.get("role") == "user":
             lines.append(f"step {number}: user asked {_clip(str(head.get('content')), chars)!r}")

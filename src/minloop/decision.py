@@ -2,7 +2,9 @@
 
 * ``decide`` turns an assistant message into ``Answer | CallTools | Blank | Unfinished``. ``tool_calls`` of
   ``None`` and ``[]`` both mean "no call"; a non-empty list is a call even when the model
-  also sent text, and always ends the step.
+  also sent text, and always ends the step. A legacy ``function_call`` reply is one call.
+  The reply's text is its string ``content``, or its text (and refusal) content parts joined
+  with newlines, or its ``refusal``; the stored message holds that text as a string.
 * A step is *invalid* when the reply is blank (no text, no calls) or when every call in it
   failed for a reason the model caused: an unknown tool name (``ERR_TOOL_UNKNOWN``) or
   arguments that are not valid JSON or do not match the schema (``ERR_TOOL_ARGS_INVALID``).
@@ -28,7 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar, Literal, TypeAlias
+from typing import Any, ClassVar, Literal, TypeAlias
 
 from .execute import MAX_RESULT_CHARS, ToolResult
 from .messages import Message, ResultRole, ToolCall, tool_calls_of
@@ -45,6 +47,7 @@ __all__ = [
     "Unfinished",
     "decide",
     "is_valid_step",
+    "reply_text",
 ]
 
 DecisionKind: TypeAlias = Literal["answer", "tool_calls", "blank", "unfinished"]
@@ -132,17 +135,41 @@ def decide(
 
     ``messages`` is the transcript so far, given to ``answer_check``.
     """
-    raw_calls = tool_calls_of(message)
+    raw_calls = tool_calls_of(message) or _legacy_call(message)
     if raw_calls:
         calls = _with_ids([ToolCall.from_wire(c) for c in raw_calls if isinstance(c, dict)], step)
         if calls:
             return CallTools(_clean_assistant(message, calls), calls)
-    content = message.get("content")
-    if isinstance(content, str) and content.strip():
+    content = reply_text(message)
+    if content is not None and content.strip():
         answer = {"role": "assistant", "content": content}
         note = None if answer_check is None else answer_check(content, messages)
         return Answer(answer) if note is None else Unfinished(answer, note)
     return Blank(message)
+
+
+def reply_text(message: Message) -> str | None:
+    """The text of an assistant message: its string ``content``; else its ``text`` (and
+    ``refusal``) content parts joined with newlines; else its ``refusal``; else ``None``."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    parts = [
+        p.get(p.get("type"))
+        for p in (content if isinstance(content, list) else [])
+        if isinstance(p, dict) and p.get("type") in ("text", "refusal")
+    ]
+    texts = [t for t in parts if isinstance(t, str) and t]
+    if texts:
+        return "\n".join(texts)
+    refusal = message.get("refusal")
+    return refusal if isinstance(refusal, str) and refusal else None
+
+
+def _legacy_call(message: Message) -> list[dict[str, Any]]:
+    """A legacy ``function_call`` reply as a one-call ``tool_calls`` list (the loop assigns an id)."""
+    fn = message.get("function_call")
+    return [{"id": None, "type": "function", "function": fn}] if isinstance(fn, dict) else []
 
 
 def is_valid_step(decision: Decision, results: Sequence[ToolResult]) -> bool:
@@ -183,9 +210,9 @@ def _with_ids(calls: list[ToolCall], step: int) -> tuple[ToolCall, ...]:
 
 def _clean_assistant(message: Message, calls: tuple[ToolCall, ...]) -> Message:
     """The assistant message as stored: wire-format calls with string arguments and ids."""
-    content = message.get("content")
+    content = reply_text(message)
     return {
         "role": "assistant",
-        "content": content if isinstance(content, str) and content else None,
+        "content": content or None,
         "tool_calls": [c.to_wire() for c in calls],
     }

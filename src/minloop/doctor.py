@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .messages import RESULT_ROLES, ROLES, transcript_problems
+from .messages import ROLES, transcript_problems
 
 __all__ = ["FIXES", "Finding", "diagnose", "load_transcript"]
 
@@ -44,15 +44,14 @@ FIXES: dict[str, str] = {
     "anything else; if a call never ran, answer it with an error such as "
     '{"error": "not executed"}.',
     "missing_name": 'A legacy function message carries the tool name: add "name".',
-    "content_not_json": 'Tool content must be a JSON string: wrap plain text as json.dumps({"result": text}) '
-    ".",
+    "content_not_json": "Tool content must be a JSON string: json.dumps(...) a dict or a list before "
+    'appending it, wrap plain text as json.dumps({"result": text}), and replace NaN or Infinity '
+    "(not JSON) with null or a string.",
     "bad_content_part": 'Multimodal content is a list of JSON objects such as {"type": "text", "text": "..."}; '
     "convert bytes and other Python objects to strings first.",
+    "not_json_serialisable": "Every value in the messages must be JSON: convert bytes, dates and other Python "
+    "objects to strings first.",
 }
-TOOL_CONTENT_FIX = (
-    "Serialize the result with json.dumps(...) before appending it: tool content is a JSON "
-    "string, never a dict or a list."
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,16 +69,8 @@ def diagnose(messages: Any) -> list[Finding]:
     """Every rule violation in ``messages``, in message order; ``[]`` when the transcript is valid."""
     findings = []
     for index, rule, problem in transcript_problems(messages):
-        fix = FIXES[rule]
-        if rule == "content_not_string" and _role_at(messages, index) in RESULT_ROLES:
-            fix = TOOL_CONTENT_FIX
-        findings.append(Finding(index, rule, problem, fix))
+        findings.append(Finding(index, rule, problem, FIXES[rule]))
     return sorted(findings, key=lambda f: (f.index is None, f.index or 0))
-
-
-def _role_at(messages: Any, index: int | None) -> Any:
-    item = messages[index] if index is not None else None
-    return item.get("role") if isinstance(item, dict) else None
 
 
 def load_transcript(file: Path) -> Any:

@@ -61,13 +61,15 @@ class ModelError(MinloopError):
 
 
 class ModelHTTPError(ModelError):
-    """The model endpoint answered with an HTTP error status."""
+    """The model endpoint answered with an HTTP error status; ``note`` says why it was not
+    retried when the status alone does not."""
 
-    def __init__(self, status_code: int, body: str, *, url: str = "") -> None:
+    def __init__(self, status_code: int, body: str, *, url: str = "", note: str = "") -> None:
         self.status_code = status_code
         self.body = body
         self.url = url
-        super().__init__(f"HTTP {status_code} from {url or 'model endpoint'}: {body[:300]}")
+        where = f"HTTP {status_code} from {url or 'model endpoint'}"
+        super().__init__(f"{where}: {note}; response: {body[:300]}" if note else f"{where}: {body[:300]}")
 
 
 class ContextOverflowError(ModelError):

@@ -6,6 +6,10 @@ envelope with a standard code instead of an exception::
 
     {"error": "...", "code": "ERR_TOOL_TIMEOUT", "tool": "get_weather", "trace_id": "trc_..."}
 
+Every result and envelope becomes the tool message's content through ``minloop.envelope.seal``
+(strict JSON, secrets redacted, at most ``max_chars`` characters). A model called from inside
+a tool raises ``NestedModelCallError`` out of the run, even if the tool caught it.
+
 Parallel calls run concurrently; results keep call order and one failure never loses the
 others. Sync tools run in a daemon thread each: a thread that outlives its timeout cannot be
 killed in Python, so it is abandoned (its result is discarded, it holds no pool slot and does
@@ -20,30 +24,26 @@ import json
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import Any, TypeAlias
 
 from pydantic import BaseModel, ValidationError
 from pydantic_core import to_jsonable_python
 
+from .envelope import ErrorCode, envelope, result_body, seal
 from .exceptions import NestedModelCallError
-from .guard import current_tool
-from .messages import Message, ResultRole, ToolCall
+from .guard import tool_scope
+from .messages import Message, ResultRole, ToolCall, loads
 from .tools import Tool
 from .workers import call_in_thread
 
-__all__ = ["ErrorCode", "ToolResult", "execute_calls"]
+__all__ = ["ErrorCode", "ToolResult", "describe", "execute_calls"]
 
-ErrorCode: TypeAlias = Literal[
-    "ERR_TOOL_TIMEOUT",
-    "ERR_TOOL_SCHEMA_MISMATCH",
-    "ERR_TOOL_ARGS_INVALID",
-    "ERR_TOOL_UNKNOWN",
-    "ERR_TOOL_FAILED",
-    "ERR_TOOL_REPEATED",
-    "ERR_TOOL_DENIED",
-]
 Approver: TypeAlias = Callable[[ToolCall], "bool | Awaitable[bool]"]
+"""``approve(call)``, sync or async, is asked before each call to a tool declared with
+``needs_approval=True``; ``call.name`` and ``call.arguments`` (a JSON string) say what would
+run. Only ``True`` runs it; anything else denies it with ``ERR_TOOL_DENIED``."""
 MAX_RESULT_CHARS = 16_000
+MAX_NAME_CHARS = 64  # the longest function name the Chat Completions API accepts
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,12 +111,15 @@ async def execute_call(call: ToolCall, ctx: ExecContext) -> ToolResult:
         _check_repeat(call, ctx)
         await _check_approval(tool, call, ctx)
         value = await invoke(tool, args)
-        content, error = dump(check_output(tool, value), ctx.trace_id), None
+        body, error = result_body(check_output(tool, value), ctx.trace_id), None
     except _Failure as f:
-        content, error = envelope(f.code, f.message, call.name, ctx.trace_id, **f.details), f.code
+        body, error = envelope(f.code, f.message, call.name, ctx.trace_id, **f.details), f.code
         level = 30 if f.code == "ERR_TOOL_SCHEMA_MISMATCH" else 20  # a mismatch is logged as a warning
-        ctx.log.log(level, "tool %s failed %s: %s", call.name, f.code, _scrub(ctx, f.message))
-    content = _cap(_scrub(ctx, content), ctx)
+        ctx.log.log(level, "tool %s failed %s: %s", call.name, f.code, _scrub(ctx, f.message[:2000])[:500])
+    except NestedModelCallError as exc:
+        ctx.log.error("tool %s broke the red line: %s", call.name, exc)
+        raise
+    content = seal(body, ctx.max_chars, ctx.redact, ctx.trace_id, is_error=error is not None)
     latency = time.perf_counter() - start
     ctx.log.info("tool result %s %.1fms %s", call.name, latency * 1000, content[:200])
     return ToolResult(call.id, call.name, content, error, latency)
@@ -155,17 +158,9 @@ def _scrub(ctx: ExecContext, text: str) -> str:
     return ctx.redact(text) if ctx.redact is not None else text
 
 
-def _cap(content: str, ctx: ExecContext) -> str:
-    """Oversized output is cut with a visible marker, and stays valid JSON."""
-    if len(content) <= ctx.max_chars:
-        return content
-    marker = {"result_truncated": True, "original_chars": len(content), "head": content[: ctx.max_chars]}
-    return json.dumps({**marker, "trace_id": ctx.trace_id}, ensure_ascii=False)
-
-
 def parse_arguments(tool: Tool, raw: str) -> dict[str, Any]:
     try:
-        data = json.loads(raw) if raw.strip() else {}
+        data = loads(raw) if raw.strip() else {}
     except (ValueError, RecursionError) as exc:
         raise _Failure("ERR_TOOL_ARGS_INVALID", f"arguments are not valid JSON: {exc}") from None
     if not isinstance(data, dict):
@@ -183,7 +178,18 @@ def parse_arguments(tool: Tool, raw: str) -> dict[str, Any]:
 
 
 async def invoke(tool: Tool, args: dict[str, Any]) -> Any:
-    token = current_tool.set(tool.name)
+    """Run the tool under its timeout. A model called inside it raises ``NestedModelCallError``
+    here, even when the tool caught that error itself: a red-line breach is the developer's bug."""
+    with tool_scope(tool.name) as breaches:
+        try:
+            value = await _invoke(tool, args)
+        finally:
+            if breaches:
+                raise NestedModelCallError(breaches[0])  # outranks whatever the tool made of it
+        return value
+
+
+async def _invoke(tool: Tool, args: dict[str, Any]) -> Any:
     deadline = asyncio.timeout(tool.timeout)
     try:
         async with deadline:
@@ -193,13 +199,23 @@ async def invoke(tool: Tool, args: dict[str, Any]) -> Any:
     except TimeoutError as exc:
         if deadline.expired():
             raise _Failure("ERR_TOOL_TIMEOUT", f"tool did not finish within {tool.timeout:g}s") from None
-        raise _Failure("ERR_TOOL_FAILED", f"TimeoutError: {exc}") from None
+        raise _Failure("ERR_TOOL_FAILED", describe(exc)) from None
     except NestedModelCallError:
         raise  # a red-line breach is the developer's bug: fail loudly
     except Exception as exc:
-        raise _Failure("ERR_TOOL_FAILED", f"{type(exc).__name__}: {exc}") from None
-    finally:
-        current_tool.reset(token)
+        raise _Failure("ERR_TOOL_FAILED", describe(exc)) from None
+
+
+def describe(exc: BaseException) -> str:
+    """``"ExceptionType: text"``. Never fails, even when the exception's ``__str__`` does."""
+    return f"{type(exc).__name__}: {_text_of(exc)}"
+
+
+def _text_of(exc: BaseException) -> str:
+    try:
+        return str(exc)
+    except Exception as inner:
+        return f"(its message could not be read: {type(inner).__name__} while converting it to text)"
 
 
 def check_output(tool: Tool, value: Any) -> Any:
@@ -208,7 +224,9 @@ def check_output(tool: Tool, value: Any) -> Any:
         try:
             payload = to_jsonable_python(value)
         except Exception as exc:
-            raise _Failure("ERR_TOOL_SCHEMA_MISMATCH", f"result is not JSON-serializable: {exc}") from None
+            raise _Failure(
+                "ERR_TOOL_SCHEMA_MISMATCH", f"result is not JSON-serializable: {_text_of(exc)}"
+            ) from None
         if tool.keep_fields is not None and isinstance(payload, dict):
             payload = {k: v for k, v in payload.items() if k in tool.keep_fields}
         return payload
@@ -228,27 +246,21 @@ def check_output(tool: Tool, value: Any) -> Any:
         ) from None
 
 
-def dump(payload: Any, trace_id: str) -> str:
-    body = (
-        {**payload, "trace_id": trace_id}
-        if isinstance(payload, dict)
-        else {"result": payload, "trace_id": trace_id}
-    )
-    return json.dumps(body, ensure_ascii=False)
-
-
-def envelope(code: ErrorCode, message: str, tool_name: str, trace_id: str, **details: Any) -> str:
-    body = {"error": message, "code": code, "tool": tool_name, **details, "trace_id": trace_id}
-    return json.dumps(body, ensure_ascii=False, default=str)
-
-
 async def _reroute(call: ToolCall, ctx: ExecContext, start: float) -> ToolResult:
     """An unknown name becomes a clarification request through the fallback tool."""
-    note = f"unrecognized tool name {call.name!r}, turned into a clarification request"
-    ctx.log.warning("tool call %s: %s", call.name, note)
+    name = call.name
+    if len(name) > MAX_NAME_CHARS:  # no tool can have it: say so, and never repeat it whole
+        name = f"{name[:MAX_NAME_CHARS]}..."
+        note = (
+            f"the tool name is {len(call.name)} characters long, but a tool name has at most "
+            f"{MAX_NAME_CHARS}; no tool has this name ({name!r}), turned into a clarification request"
+        )
+    else:
+        note = f"unrecognized tool name {name!r}, turned into a clarification request"
+    ctx.log.warning("tool call %s: %s", name, note)
     details: dict[str, Any] = {"available_tools": sorted(ctx.tools)}
     question = (
-        f"I can't use a tool called {call.name!r}. Could you rephrase what you need? "
+        f"I can't use a tool called {name!r}. Could you rephrase what you need? "
         f"I can use: {', '.join(sorted(ctx.tools)) or 'no tools'}."
     )
     try:
@@ -257,7 +269,8 @@ async def _reroute(call: ToolCall, ctx: ExecContext, start: float) -> ToolResult
         details["clarification"] = check_output(ctx.fallback, await invoke(ctx.fallback, args))
     except _Failure as f:
         details["fallback_error"] = f"{f.code}: {f.message}"
-    content = envelope("ERR_TOOL_UNKNOWN", note, call.name, ctx.trace_id, **details)
+    body = envelope("ERR_TOOL_UNKNOWN", note, name, ctx.trace_id, **details)
+    content = seal(body, ctx.max_chars, ctx.redact, ctx.trace_id, is_error=True)
     latency = time.perf_counter() - start
     return ToolResult(call.id, call.name, content, "ERR_TOOL_UNKNOWN", latency, ctx.fallback.name)
 

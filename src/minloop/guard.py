@@ -4,6 +4,11 @@ While a tool executes, a context variable names it. Every model shipped with min
 ``ensure_not_in_tool`` first and raises ``NestedModelCallError`` if it is set; a custom
 ``Model`` can do the same.
 
+The breach is also written down where the tool cannot reach it (``tool_scope`` collects it),
+so a tool that catches ``NestedModelCallError`` and carries on does not hide it: when the tool
+returns, the executor raises the error itself and the run ends the same way as if the tool had
+let it through.
+
 What the guard sees: calls made from the tool's own task or thread, including ``await``-ed
 coroutines, tasks it creates and ``asyncio.to_thread`` / ``contextvars.copy_context``
 workers (they copy the context). What it cannot see: a bare ``threading.Thread`` or a process
@@ -13,20 +18,40 @@ network with a client other than a minloop model.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Final
 
 from .exceptions import NestedModelCallError
 
-__all__ = ["current_tool", "ensure_not_in_tool"]
+__all__ = ["current_tool", "ensure_not_in_tool", "tool_scope"]
 
 current_tool: Final[ContextVar[str | None]] = ContextVar("minloop_current_tool", default=None)
+_breaches: Final[ContextVar[list[str] | None]] = ContextVar("minloop_guard_breaches", default=None)
 
 
 def ensure_not_in_tool(model_name: str) -> None:
     tool_name = current_tool.get()
     if tool_name is not None:
-        raise NestedModelCallError(
+        message = (
             f"model {model_name!r} was called from inside tool {tool_name!r}: tools never call "
             "an LLM; return data and let the loop's own model call reason about it"
         )
+        found = _breaches.get()
+        if found is not None:
+            found.append(message)
+        raise NestedModelCallError(message)
+
+
+@contextmanager
+def tool_scope(tool_name: str) -> Iterator[list[str]]:
+    """Mark the code in the ``with`` block as running inside tool ``tool_name``; the list it
+    yields collects every model call the guard refused there, caught by the tool or not."""
+    found: list[str] = []
+    name_token, found_token = current_tool.set(tool_name), _breaches.set(found)
+    try:
+        yield found
+    finally:
+        current_tool.reset(name_token)
+        _breaches.reset(found_token)

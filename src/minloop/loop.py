@@ -108,7 +108,9 @@ class Loop:
         return LoopRun(self, RunState(messages, trace_id, log, tracer, calls, deadline))
 
     async def run(self, prompt: str | Sequence[Message]) -> RunResult:
-        """Run to the end and return the result."""
+        """Run to the end and return the result. If the task running it is cancelled, this raises
+        ``CancelledError`` instead; to read the ``cancelled`` result, drive ``self.iter(prompt)``
+        and read its ``result``."""
         run = self.iter(prompt)
         async for _ in run:
             pass

@@ -3,7 +3,8 @@
 A message is a plain ``dict`` exactly as the Chat Completions API sends and receives it, so a
 transcript can be stored, logged and replayed without conversion. ``check_transcript`` is run
 before every model call; a caller's malformed list raises ``TranscriptError`` naming the index
-and the rule.
+and the rule (one of ``RULES``). JSON here is strict (RFC 8259): ``NaN`` and ``Infinity`` are
+not JSON.
 """
 
 from __future__ import annotations
@@ -16,11 +17,13 @@ from typing import Any, Literal, TypeAlias
 from .exceptions import TranscriptError
 
 __all__ = [
+    "RULES",
     "Message",
     "ResultRole",
     "ToolCall",
     "TranscriptChecker",
     "check_transcript",
+    "loads",
     "normalize_input",
     "tool_calls_of",
     "transcript_problems",
@@ -31,6 +34,27 @@ ResultRole: TypeAlias = Literal["tool", "function"]
 
 ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
 RESULT_ROLES = frozenset({"tool", "function"})
+RULES = frozenset(
+    {
+        "not_a_list",
+        "not_an_object",
+        "invalid_role",
+        "no_user_message",
+        "missing_content",
+        "content_not_string",
+        "bad_content_part",
+        "bad_tool_calls",
+        "duplicate_tool_call_id",
+        "orphan_tool_result",
+        "tool_call_id_mismatch",
+        "duplicate_tool_result",
+        "unanswered_tool_call",
+        "missing_name",
+        "content_not_json",
+        "not_json_serialisable",
+    }
+)
+"""Every rule name a ``TranscriptError`` can carry (the README's table lists each one)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +114,7 @@ def check_transcript(messages: Sequence[Any]) -> None:
     tool calls are well formed with unique ids; every tool result directly follows the assistant
     message that asked for it, answers one of its pending ``tool_call_id`` s exactly once,
     carries the tool name for the legacy ``function`` role, and has a string content holding
-    JSON; no call is left unanswered before the next non-result message; content
+    strict JSON; no call is left unanswered before the next non-result message; content
     parts are JSON objects with a ``type``.
     """
     problems = transcript_problems(messages)
@@ -250,11 +274,11 @@ class _Walk:
         if not isinstance(content, str):
             self.add(
                 i,
-                "content_not_string",
+                "content_not_json",
                 f"tool result content must be a JSON string, got {type(content).__name__} (use json.dumps)",
             )
         elif not _is_json_text(content):
-            self.add(i, "content_not_json", "tool result content is not JSON")
+            self.add(i, "content_not_json", "tool result content is not JSON (NaN and Infinity are not JSON)")
 
 
 def _has_content(msg: Message) -> bool:
@@ -262,9 +286,18 @@ def _has_content(msg: Message) -> bool:
     return isinstance(content, str) or (isinstance(content, list) and len(content) > 0)
 
 
+def loads(text: str | bytes) -> Any:
+    """``json.loads`` that refuses ``NaN``, ``Infinity`` and ``-Infinity`` (not JSON by RFC 8259)."""
+    return json.loads(text, parse_constant=_not_json)
+
+
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value")
+
+
 def _is_json(value: Any) -> bool:
     try:
-        json.dumps(value)
+        json.dumps(value, allow_nan=False)
     except (TypeError, ValueError, RecursionError):
         return False
     return True
@@ -272,7 +305,7 @@ def _is_json(value: Any) -> bool:
 
 def _is_json_text(text: str) -> bool:
     try:
-        json.loads(text)
+        loads(text)
     except (ValueError, RecursionError):
         return False
     return True

@@ -2,9 +2,10 @@
 
 ``OpenAIModel`` posts to any OpenAI-compatible ``/chat/completions`` endpoint with httpx (a
 plain POST is several times cheaper per step than the official SDK on loopback; see
-``benchmarks/overhead.py``). Transient failures (connection errors, 408/409/429/5xx) are
-retried with exponential backoff and jitter, honouring ``Retry-After``, at most
-``max_retries`` times. ``OpenAIClientModel`` wraps a caller's own ``openai.AsyncOpenAI``.
+``benchmarks/overhead.py``). Transient failures (connection errors, a body cut off or not a
+Chat Completion, 408/409/429/5xx) are retried with exponential backoff and jitter, honouring
+``Retry-After``, at most ``max_retries`` times. ``OpenAIClientModel`` wraps a caller's own
+``openai.AsyncOpenAI``.
 """
 
 from __future__ import annotations
@@ -36,9 +37,16 @@ class OpenAIModel:
     ``OPENAI_API_KEY``); no key means no ``Authorization`` header (local servers).
     ``extra_body`` is merged into every request (``temperature``, ``seed``, ...).
     ``context_window`` (tokens) is the model's window, used by ``ContextPolicy`` when it names
-    none. ``timeout`` is seconds per HTTP request. Transient failures (connection errors,
-    408/409/429/5xx) are retried ``max_retries`` times after ``backoff * 2**attempt`` seconds
-    (with jitter, at most ``max_backoff``), or after the server's ``Retry-After``.
+    none. ``timeout`` is seconds per HTTP request (connect, send and each read), not per run.
+
+    Retries: a connection error, a response whose body is cut off or is not a Chat Completion
+    (even with status 200), and statuses 408/409/429/5xx are tried again up to ``max_retries``
+    times (so at most ``max_retries + 1`` requests), waiting ``backoff * 2**attempt`` seconds
+    (0.5 s, 1 s, 2 s, ... with jitter, never more than ``max_backoff``), or exactly what the
+    server's ``Retry-After`` asks. A ``Retry-After`` longer than ``max_backoff`` is not
+    shortened: the call fails at once with ``ModelHTTPError`` saying how long the server
+    asked to wait (the run ends with ``model_error``), rather than retrying earlier than asked.
+    Other 4xx statuses are not retried.
     """
 
     def __init__(
@@ -79,7 +87,9 @@ class OpenAIModel:
     async def call(self, request: ModelRequest) -> ModelResponse:
         ensure_not_in_tool(self.name)
         try:
-            body = json.dumps(self.payload(request), ensure_ascii=False, separators=(",", ":")).encode()
+            body = json.dumps(
+                self.payload(request), ensure_ascii=False, allow_nan=False, separators=(",", ":")
+            ).encode()
         except (TypeError, ValueError) as exc:
             raise TranscriptError(
                 None, "not_json_serialisable", f"the request cannot be sent as JSON: {exc}"
@@ -95,11 +105,29 @@ class OpenAIModel:
                 await asyncio.sleep(self._delay(attempt, None))
                 continue
             if resp.status_code < 400:
-                return parse_completion(resp.content, self.url)
+                try:
+                    return parse_completion(resp.content, self.url)
+                except ModelError:  # cut off or not a completion: as transient as a dropped connection
+                    if last:
+                        raise
+                    await asyncio.sleep(self._delay(attempt, None))
+                    continue
             if last or resp.status_code not in RETRY_STATUSES:
                 raise ModelHTTPError(resp.status_code, resp.text, url=self.url)
-            await asyncio.sleep(self._delay(attempt, resp.headers.get("retry-after")))
+            await asyncio.sleep(self._wait(resp, attempt))
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _wait(self, resp: httpx.Response, attempt: int) -> float:
+        """Seconds to wait before retrying ``resp``; a ``Retry-After`` past ``max_backoff`` raises."""
+        hinted = _retry_after_seconds(resp.headers.get("retry-after"))
+        if hinted is not None and hinted > self.max_backoff:
+            note = (
+                f"the server asked to wait {hinted:g} s before retrying (Retry-After), longer than "
+                f"max_backoff={self.max_backoff:g} s; not retrying sooner than asked. Raise "
+                "max_backoff to wait that long"
+            )
+            raise ModelHTTPError(resp.status_code, resp.text, url=self.url, note=note)
+        return self._delay(attempt, resp.headers.get("retry-after"))
 
     def _delay(self, attempt: int, retry_after: str | None) -> float:
         hinted = _retry_after_seconds(retry_after)

@@ -78,7 +78,12 @@ ModelFunction = Callable[
 
 
 class FunctionModel:
-    """A model backed by a function of the request (sync or async), for tests and adapters."""
+    """A model backed by a function of the request (sync or async), for tests and adapters.
+
+    ``fn(request)`` returns (or, if async, resolves to) a ``str`` (the answer text), an assistant
+    message ``dict`` (tool calls without ids get ``call_<n>_<k>``), or a whole ``ModelResponse``
+    (to report ``usage``). Anything else raises ``ScriptError``.
+    """
 
     def __init__(self, fn: ModelFunction, *, name: str | None = None) -> None:
         self.fn = fn

@@ -231,7 +231,9 @@ def _http_faults() -> list[FaultCase]:
         FaultCase("503 on every attempt", "http", "model_error", 0, _http(Fault(503), Fault(503))),
         FaultCase("hangs past the client timeout", "http", "model_error", 0, _http(hang, hang, timeout=0.05)),
         FaultCase("hangs past the run's time budget", "http", "timeout", 0, _http(hang)),
-        FaultCase("malformed JSON body", "http", "model_error", 0, _http(Fault(200, body="{not json"))),
+        FaultCase("malformed JSON body, then ok", "http", "success", 1, _http(Fault(200, body="{not json"), ok)),
+        FaultCase("malformed JSON body on every attempt", "http", "model_error", 0,
+                  _http(Fault(200, body="{not json"), Fault(200, body="{not json"))),
         FaultCase("truncated body on every attempt", "http", "model_error", 0, _http(cut, cut)),
     ]
 # fmt: on
