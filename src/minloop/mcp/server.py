@@ -142,9 +142,10 @@ class MCPServer:
         return payload(result, self.name)
 
     async def _list_tools(self) -> list[Any]:
-        tools, cursor = [], None
+        tools: list[Any] = []
+        cursor: str | None = None
         while True:
-            params = self._types.PaginatedRequestParams(cursor=cursor) if cursor else None
+            params: Any = self._types.PaginatedRequestParams(cursor=cursor) if cursor else None
             page = await self.session.list_tools(params=params)
             tools.extend(page.tools)
             cursor = page.next_cursor
