@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from minloop import Loop, ToolCall, ToolDefinitionError, tool
-from minloop.exceptions import MCPConnectionError, MissingDependencyError
+from minloop.exceptions import MCPConnectionError, MinloopError, MissingDependencyError
 from minloop.mcp import MCPServer, connect
 from minloop.models.scripted import ScriptedModel, call, reply
 from minloop.testing import RecordingSink
@@ -313,4 +313,21 @@ def test_without_the_extra_the_error_says_what_to_install(monkeypatch: pytest.Mo
             pass
 
     with pytest.raises(MissingDependencyError, match=r'Install it with: pip install "minloop\[mcp\]"'):
+        run(main())
+
+
+def test_names_the_chat_format_refuses_are_made_safe_and_a_server_opens_once() -> None:
+    from minloop.mcp.convert import exposed_name
+
+    assert exposed_name("files.read/all", None) == "files_read_all"
+    assert exposed_name("get-sum", "everything") == "everything_get-sum"
+    assert len(exposed_name("x" * 80, "p")) == 64
+
+    async def main() -> None:
+        server = MCPServer(FAULTS)
+        async with server:
+            async with server:
+                pass
+
+    with pytest.raises(MinloopError, match="MCP server 'fault' is already open"):
         run(main())

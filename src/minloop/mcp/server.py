@@ -77,6 +77,11 @@ class MCPServer:
         return f"MCPServer({self.target!r}, name={self.name!r})"
 
     async def __aenter__(self) -> MCPServer:
+        if self._stack is not None:
+            raise MinloopError(
+                f"MCP server {self.name!r} is already open; leave its `async with` block first"
+            )
+        self._lost = None
         try:
             from mcp import types
             from mcp.client.session import ClientSession
