@@ -21,7 +21,7 @@ FAULTS = f"python {Path(__file__).parent / 'servers' / 'fault_server.py'}"
 runner = CliRunner()
 
 
-def test_run_offers_the_server_tools_and_shows_where_each_call_went(trace_db: Path) -> None:
+def test_run_offers_the_server_tools_and_shows_where_each_call_went(trace_db: Path, tmp_path: Path) -> None:
     script = [reply(None, call("get_current_time", {"timezone": "Europe/Paris"}, id="c1")), reply("Noon.")]
     with ChatServer(script) as server:
         done = runner.invoke(app, ["run", "Time in Paris?", "--model", "m", "--base-url", server.base_url,
@@ -37,6 +37,9 @@ def test_run_offers_the_server_tools_and_shows_where_each_call_went(trace_db: Pa
     assert [(c.name, c.server) for c in step.calls] == [("get_current_time", "mcp-time")]
     shown = runner.invoke(app, ["trace", "show", summary.trace_id])
     assert "@ mcp-time" in shown.output
+    page = tmp_path / "report.html"
+    runner.invoke(app, ["trace", "export", summary.trace_id, "--html", str(page)])
+    assert '<span class="nums">@ mcp-time</span>' in page.read_text()
 
 
 def test_a_prefix_keeps_two_servers_apart_and_a_clash_is_an_error() -> None:
