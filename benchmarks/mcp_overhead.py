@@ -7,6 +7,8 @@ tool with the same arguments over that same session, side by side:
 
 * ``bare``: ``session.call_tool(name, arguments)``, the SDK's own call (it checks the result
   against the tool's output schema too),
+* ``tool fn``: the minloop tool's own callable (the request and the result's conversion, no
+  contract checks), to show where the difference goes,
 * ``minloop``: the call as a ``Loop`` executes it (``minloop.execute.execute_calls``): JSON
   arguments parsed and checked against the input schema, the timeout, the call, the structured
   result checked against the output schema, redaction, the JSON the model reads.
@@ -65,12 +67,15 @@ async def measure(
         async def bare() -> Any:
             return await session.call_tool(tool, arguments)
 
+        async def tool_fn() -> Any:
+            return await registry[tool].fn(**arguments)
+
         async def minloop() -> Any:
             (result,) = await execute_calls([ToolCall("c1", tool, raw)], ctx)
             assert result.error is None, result.content
             return result
 
-        contenders = {"bare": bare, "minloop": minloop}
+        contenders = {"bare": bare, "tool fn": tool_fn, "minloop": minloop}
         for fn in contenders.values():  # warm up: imports, compiled validators, caches
             await batch(fn, 20)
         best = {name: float("inf") for name in contenders}
@@ -95,12 +100,12 @@ def main() -> None:
         print("(server-everything not installed: run bash scripts/setup.sh; measuring the time server only)")
     print(f"{platform.processor() or platform.machine()}, Python {platform.python_version()}, "
           f"{args.calls} calls x best of {args.repeats}, median per call")  # fmt: skip
-    print(f"{'server / tool':<42} {'bare mcp':>10} {'minloop':>10} {'added':>9} {'ratio':>7}")
+    print(f"{'server / tool':<42} {'bare mcp':>10} {'tool fn':>10} {'minloop':>10} {'added':>9} {'ratio':>7}")
     for command, tool, arguments in cases:
         row = asyncio.run(measure(command, tool, arguments, args.calls, args.repeats))
         added = row["minloop"] - row["bare"]
         label = f"{row['server']} / {row['tool']}"
-        print(f"{label:<42} {row['bare'] * 1e6:>8.0f}us {row['minloop'] * 1e6:>8.0f}us "
+        print(f"{label:<42} {row['bare'] * 1e6:>8.0f}us {row['tool fn'] * 1e6:>8.0f}us {row['minloop'] * 1e6:>8.0f}us "
               f"{added * 1e6:>7.0f}us {row['minloop'] / row['bare']:>6.3f}x")  # fmt: skip
 
 
