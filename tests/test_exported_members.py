@@ -23,6 +23,6 @@ def test_import_has_no_side_effects() -> None:
     import subprocess
     import sys
 
-    code = "import sys, minloop; heavy = {'xllamacpp', 'openai', 'typer', 'rich', 'ray'} & set(sys.modules); print(sorted(heavy))"
+    code = "import sys, minloop; heavy = {'xllamacpp', 'openai', 'typer', 'rich', 'ray', 'jsonschema', 'mcp'} & set(sys.modules); print(sorted(heavy))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert (out.stdout.strip(), out.stderr) == ("[]", "")

@@ -20,7 +20,7 @@ from .loop import Loop, run, run_sync
 from .messages import Message, ToolCall, check_transcript
 from .models.base import Model, ModelRequest, ModelResponse, Usage
 from .result import RunResult, Status, Step
-from .tools import Tool, tool
+from .tools import Tool, tool, tool_from_schema
 
 __version__ = "0.1.0"
 
@@ -56,4 +56,5 @@ __all__ = [
     "run",
     "run_sync",
     "tool",
+    "tool_from_schema",
 ]

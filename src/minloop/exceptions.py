@@ -14,13 +14,15 @@ configuration, a model endpoint that cannot be reached.
     ├── ModelLoadError           a local model file is missing, corrupt or not a GGUF
     ├── NestedModelCallError     a model was called from inside a tool (tools never call an LLM)
     ├── ScriptError              a scripted test model was used differently from its script
-    └── MissingDependencyError   an optional extra is not installed (message has the hint)
+    ├── MissingDependencyError   an optional extra is not installed (message has the hint)
+    └── MCPConnectionError       an MCP server cannot be started or reached (server and cause named)
 """
 
 from __future__ import annotations
 
 __all__ = [
     "ContextOverflowError",
+    "MCPConnectionError",
     "MinloopError",
     "MissingDependencyError",
     "ModelError",
@@ -94,3 +96,7 @@ class MissingDependencyError(MinloopError, ImportError):
 
     def __init__(self, what: str, hint: str) -> None:
         super().__init__(f"{what} is not installed. Install it with: {hint}")
+
+
+class MCPConnectionError(MinloopError, ConnectionError):
+    """An MCP server cannot be started, reached or initialised; the message names it and why."""

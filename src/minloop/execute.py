@@ -33,7 +33,7 @@ from .envelope import ErrorCode, envelope, result_body, seal
 from .exceptions import NestedModelCallError
 from .guard import tool_scope
 from .messages import Message, ResultRole, ToolCall, loads
-from .tools import Tool
+from .tools import ContractViolation, Tool, pydantic_problems
 from .workers import call_in_thread
 
 __all__ = ["ErrorCode", "ToolResult", "describe", "execute_calls"]
@@ -166,15 +166,14 @@ def parse_arguments(tool: Tool, raw: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise _Failure("ERR_TOOL_ARGS_INVALID", f"arguments must be a JSON object, got {type(data).__name__}")
     try:
-        model = tool.args.model_validate(data)
-    except ValidationError as exc:
+        return tool.check_args(data)
+    except ContractViolation as exc:
         raise _Failure(
             "ERR_TOOL_ARGS_INVALID",
-            "arguments do not match the tool's schema",
-            problems=_problems(exc),
+            str(exc),
+            problems=exc.problems,
             parameters=tool.parameters(),
         ) from None
-    return {name: getattr(model, name) for name in type(model).model_fields}
 
 
 async def invoke(tool: Tool, args: dict[str, Any]) -> Any:
@@ -229,6 +228,10 @@ def check_output(tool: Tool, value: Any) -> Any:
             ) from None
         if tool.keep_fields is not None and isinstance(payload, dict):
             payload = {k: v for k, v in payload.items() if k in tool.keep_fields}
+        try:
+            tool.check_result(payload)
+        except ContractViolation as exc:
+            raise _Failure("ERR_TOOL_SCHEMA_MISMATCH", str(exc), problems=exc.problems) from None
         return payload
     if isinstance(value, tool.output):
         return value.model_dump(mode="json")
@@ -242,7 +245,7 @@ def check_output(tool: Tool, value: Any) -> Any:
         raise _Failure(
             "ERR_TOOL_SCHEMA_MISMATCH",
             f"tool returned data that does not match {tool.output.__name__}",
-            problems=_problems(exc),
+            problems=pydantic_problems(exc),
         ) from None
 
 
@@ -273,10 +276,3 @@ async def _reroute(call: ToolCall, ctx: ExecContext, start: float) -> ToolResult
     content = seal(body, ctx.max_chars, ctx.redact, ctx.trace_id, is_error=True)
     latency = time.perf_counter() - start
     return ToolResult(call.id, call.name, content, "ERR_TOOL_UNKNOWN", latency, ctx.fallback.name)
-
-
-def _problems(exc: ValidationError) -> list[dict[str, str]]:
-    return [
-        {"loc": ".".join(str(p) for p in err["loc"]) or "(root)", "msg": err["msg"]}
-        for err in exc.errors(include_url=False)
-    ]

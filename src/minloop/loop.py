@@ -78,7 +78,12 @@ class Loop:
         for item in self.tools:
             t = item if isinstance(item, Tool) else tool(item)
             if t.name in registry:
-                raise ToolDefinitionError(f"two tools are named {t.name!r}")
+                where = " and ".join(
+                    f"MCP server {x.server!r}" if x.server else "a local tool" for x in (registry[t.name], t)
+                )
+                raise ToolDefinitionError(
+                    f"two tools are named {t.name!r} ({where}); rename one or give the MCP server a prefix"
+                )
             registry[t.name] = t
         object.__setattr__(self, "registry", registry)
         object.__setattr__(self, "specs", [t.spec() for t in registry.values()])
@@ -205,6 +210,7 @@ class Loop:
             return []
         for c in decision.calls:
             known = self.registry.get(c.name)
+            where = {"server": known.server} if known is not None and known.server else {}
             state.tracer.emit(
                 "tool_call",
                 state.index,
@@ -213,6 +219,7 @@ class Loop:
                 arguments=c.arguments,
                 known=known is not None,
                 timeout=known.timeout if known else None,
+                **where,
             )
         token = current_trace_id.set(state.trace_id)
         try:

@@ -4,21 +4,36 @@
 Pydantic API (``create_model``); the JSON schema the model sees is that model's schema, and
 the same model validates the arguments before every call. A declared output model validates
 every result, after an optional key mapping (``output_map``) and Pydantic's lax coercion.
+
+``tool_from_schema`` builds the same ``Tool`` from a JSON schema instead of a signature (tools
+described elsewhere: MCP servers, benchmark function docs); ``jsonschema`` checks its arguments
+and results. Either way the loop runs every tool through ``Tool.check_args`` and
+``Tool.check_result``, so both kinds fail with the same error envelopes.
 """
 
 from __future__ import annotations
 
+import copy
 import inspect
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypedDict, Unpack, get_type_hints, overload
 
-from pydantic import BaseModel, ConfigDict, create_model
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from .exceptions import ToolDefinitionError
+from .schemas import closed, compile_schema, problems
 
-__all__ = ["DEFAULT_TIMEOUT", "Tool", "ToolOptions", "tool", "tool_specs"]
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "ContractViolation",
+    "Tool",
+    "ToolOptions",
+    "tool",
+    "tool_from_schema",
+    "tool_specs",
+]
 
 DEFAULT_TIMEOUT = 30.0
 """Seconds a tool may run when it declares neither ``timeout`` nor ``sla``."""
@@ -27,18 +42,30 @@ SLA_FACTOR = 1.5
 _NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
 
+class ContractViolation(Exception):
+    """Arguments or a result do not fit a tool's schema; ``problems`` say where."""
+
+    def __init__(self, message: str, problems: list[dict[str, str]]) -> None:
+        super().__init__(message)
+        self.problems = problems
+
+
 @dataclass(frozen=True, slots=True)
 class Tool:
     """A callable the model may request, with its contract.
 
-    ``args`` validates arguments; ``output`` (optional) validates results; ``timeout`` is the
-    hard limit in seconds (default ``1.5 * sla``, else ``DEFAULT_TIMEOUT``).
+    Arguments are checked by ``args`` (a Pydantic model, from ``@tool``) or by ``input_schema``
+    (a JSON schema, from ``tool_from_schema``): exactly one of them is set. Results are checked
+    by ``output`` (a Pydantic model) or ``output_schema`` (a JSON schema), when given.
+    ``timeout`` is the hard limit in seconds (default ``1.5 * sla``, else ``DEFAULT_TIMEOUT``).
+    ``server`` names where the tool runs when that is not this process (an MCP server): traces
+    and the live view show it.
     """
 
     name: str
     description: str
     fn: Callable[..., Any]
-    args: type[BaseModel]
+    args: type[BaseModel] | None = None
     output: type[BaseModel] | None = None
     output_map: Mapping[str, str] = field(default_factory=dict)
     sla: float | None = None
@@ -46,6 +73,18 @@ class Tool:
     needs_approval: bool = False
     keep_fields: tuple[str, ...] | None = None
     is_async: bool = False
+    input_schema: Mapping[str, Any] | None = None
+    output_schema: Mapping[str, Any] | None = None
+    server: str | None = None
+    _arg_schema: Mapping[str, Any] | None = field(default=None, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if (self.args is None) == (self.input_schema is None):
+            raise ToolDefinitionError(
+                f"tool {self.name!r}: give either args (a Pydantic model) or input_schema"
+            )
+        if self.input_schema is not None:
+            object.__setattr__(self, "_arg_schema", closed(self.input_schema))
 
     def spec(self) -> dict[str, Any]:
         """The Chat Completions ``tools`` entry for this tool."""
@@ -59,7 +98,33 @@ class Tool:
         }
 
     def parameters(self) -> dict[str, Any]:
+        """The JSON schema of the arguments, as the model sees it."""
+        if self.args is None:
+            return dict(self.input_schema or {})
         return _clean_schema(self.args.model_json_schema())
+
+    def check_args(self, data: dict[str, Any]) -> dict[str, Any]:
+        """The keyword arguments for ``fn``; ``ContractViolation`` when ``data`` does not fit."""
+        message = "arguments do not match the tool's schema"
+        if self.args is None:
+            assert self._arg_schema is not None
+            found = problems(self._arg_schema, data, f"tool {self.name!r} input schema")
+            if found:
+                raise ContractViolation(message, found)
+            return dict(data)
+        try:
+            model = self.args.model_validate(data)
+        except ValidationError as exc:
+            raise ContractViolation(message, pydantic_problems(exc)) from None
+        return {name: getattr(model, name) for name in type(model).model_fields}
+
+    def check_result(self, payload: Any) -> None:
+        """``ContractViolation`` when a JSON-able result does not fit ``output_schema`` (if any)."""
+        if self.output_schema is None:
+            return
+        found = problems(self.output_schema, payload, f"tool {self.name!r} output schema")
+        if found:
+            raise ContractViolation("tool returned data that does not match its output schema", found)
 
 
 def tool_specs(tools: Iterable[Tool]) -> list[dict[str, Any]]:
@@ -122,10 +187,7 @@ def _build(fn: Callable[..., Any], options: ToolOptions) -> Tool:
         ret = hints.get("return")
         output = ret if isinstance(ret, type) and issubclass(ret, BaseModel) else None
     sla, timeout = options.get("sla"), options.get("timeout")
-    for label, value in (("sla", sla), ("timeout", timeout)):
-        if value is not None and value <= 0:
-            raise ToolDefinitionError(f"tool {tool_name!r}: {label} must be > 0, got {value}")
-    limit = timeout if timeout is not None else (sla * SLA_FACTOR if sla else DEFAULT_TIMEOUT)
+    limit = _time_limit(tool_name, sla, timeout)
     keep = options.get("keep_fields")
     return Tool(
         name=tool_name,
@@ -140,6 +202,70 @@ def _build(fn: Callable[..., Any], options: ToolOptions) -> Tool:
         keep_fields=tuple(keep) if keep is not None else None,
         is_async=inspect.iscoroutinefunction(fn),
     )
+
+
+def tool_from_schema(
+    name: str,
+    description: str,
+    parameters: Mapping[str, Any],
+    fn: Callable[..., Any],
+    *,
+    output_schema: Mapping[str, Any] | None = None,
+    sla: float | None = None,
+    timeout: float | None = None,
+    needs_approval: bool = False,
+    server: str | None = None,
+) -> Tool:
+    """A ``Tool`` described by a JSON schema rather than by a Python signature.
+
+    ``parameters`` is the JSON schema of the arguments object (shown to the model as given);
+    ``fn`` (sync or async) is called with the validated arguments as keyword arguments.
+    Arguments are checked against ``parameters`` before the call (Draft 2020-12 unless the
+    schema names another draft). A schema that does not say ``additionalProperties`` is
+    treated as closed when checking: arguments it does not list are refused, like ``@tool``
+    refuses them; write ``"additionalProperties": true`` to accept any. Results are checked
+    against ``output_schema`` when given (``ERR_TOOL_SCHEMA_MISMATCH`` otherwise). Timeouts,
+    ``sla`` and ``needs_approval`` mean what they mean for ``@tool``. Both schemas are
+    checked here: an invalid one raises ``ToolDefinitionError``.
+    """
+    if not _NAME_RE.match(name):
+        raise ToolDefinitionError(f"tool name {name!r} must match {_NAME_RE.pattern}")
+    if not isinstance(parameters, Mapping) or parameters.get("type", "object") != "object":
+        raise ToolDefinitionError(f"tool {name!r}: parameters must be a JSON schema of type 'object'")
+    if not callable(fn):
+        raise ToolDefinitionError(f"tool {name!r}: fn must be callable, got {type(fn).__name__}")
+    made = Tool(
+        name=name,
+        description=description or name,
+        fn=fn,
+        input_schema=copy.deepcopy(dict(parameters)),
+        output_schema=copy.deepcopy(dict(output_schema)) if output_schema is not None else None,
+        sla=sla,
+        timeout=_time_limit(name, sla, timeout),
+        needs_approval=needs_approval,
+        is_async=inspect.iscoroutinefunction(fn),
+        server=server,
+    )
+    assert made._arg_schema is not None
+    compile_schema(made._arg_schema, f"tool {name!r} parameters")
+    if made.output_schema is not None:
+        compile_schema(made.output_schema, f"tool {name!r} output_schema")
+    return made
+
+
+def _time_limit(name: str, sla: float | None, timeout: float | None) -> float:
+    for label, value in (("sla", sla), ("timeout", timeout)):
+        if value is not None and value <= 0:
+            raise ToolDefinitionError(f"tool {name!r}: {label} must be > 0, got {value}")
+    return timeout if timeout is not None else (sla * SLA_FACTOR if sla else DEFAULT_TIMEOUT)
+
+
+def pydantic_problems(exc: ValidationError) -> list[dict[str, str]]:
+    """A Pydantic validation error as ``[{"loc": "a.0.b", "msg": "..."}]``."""
+    return [
+        {"loc": ".".join(str(p) for p in err["loc"]) or "(root)", "msg": err["msg"]}
+        for err in exc.errors(include_url=False)
+    ]
 
 
 def _args_model(

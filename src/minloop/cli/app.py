@@ -7,7 +7,9 @@ import asyncio
 import json
 import sqlite3
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
+from contextlib import AsyncExitStack
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -63,6 +65,14 @@ WindowOpt = Annotated[
     ),
 ]
 YesOpt = Annotated[bool, typer.Option("--yes", help="Approve every call to a tool that needs approval.")]
+McpOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--mcp",
+        help="Use an MCP server's tools: a command line (stdio) or an http(s) URL; 'PREFIX=...' puts PREFIX_ "
+        "before its tool names. A leading 'python' is the Python running minloop. Repeatable.",
+    ),
+]
 
 
 @app.command("run")
@@ -82,6 +92,7 @@ def run_command(
     time_budget: TimeBudgetOpt = None,
     window: WindowOpt = None,
     yes: YesOpt = False,
+    mcp: McpOpt = None,
 ) -> None:
     """Run one agent loop and show each step as it happens; the trace is recorded for `minloop trace`."""
     try:
@@ -104,7 +115,7 @@ def run_command(
         err.print(f"[bold red]error:[/] {exc}", soft_wrap=True)
         raise typer.Exit(2) from None
     try:
-        result = asyncio.run(_drive(loop, prompt, live=not as_json))
+        result = asyncio.run(_drive(loop, prompt, live=not as_json, servers=mcp or ()))
     finally:
         if store is not None:
             store.close()
@@ -120,15 +131,31 @@ def run_command(
     raise typer.Exit(EXIT_CODES.get(result.status, 1))
 
 
-async def _drive(loop: Loop, prompt: str, *, live: bool) -> RunResult:
-    run = loop.iter(prompt)
-    if live:
-        out.print(f"[dim]{run.trace_id} · model {loop.model.name} · tools {', '.join(loop.registry)}[/]")
-    async for step in run:
+async def _drive(loop: Loop, prompt: str, *, live: bool, servers: Sequence[str] = ()) -> RunResult:
+    async with AsyncExitStack() as stack:
+        if servers:
+            loop = await _with_mcp(loop, servers, stack)
+        run = loop.iter(prompt)
         if live:
-            show_step(step)
-    assert run.result is not None
-    return run.result
+            out.print(f"[dim]{run.trace_id} · model {loop.model.name} · tools {', '.join(loop.registry)}[/]")
+        async for step in run:
+            if live:
+                show_step(step, loop.registry)
+        assert run.result is not None
+        return run.result
+
+
+async def _with_mcp(loop: Loop, servers: Sequence[str], stack: AsyncExitStack) -> Loop:
+    """The loop with the MCP servers' tools added; the servers stay open until ``stack`` closes."""
+    from ..mcp import connect, parse_target
+
+    try:
+        opened = connect(*map(parse_target, servers), reserved=loop.registry)
+        extra = await stack.enter_async_context(opened)
+    except MinloopError as exc:
+        err.print(f"[bold red]error:[/] {exc}", soft_wrap=True)
+        raise typer.Exit(2) from None
+    return replace(loop, tools=[*loop.tools, *extra])
 
 
 def _approver(yes: bool) -> Callable[[ToolCall], Awaitable[bool]]:

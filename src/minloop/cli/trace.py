@@ -228,6 +228,7 @@ def _print_step(step: TraceStep, longest: float, limit: int | None) -> None:
 
 def _print_call(call: TraceCall, limit: int | None) -> None:
     rerouted = f" (rerouted to {call.rerouted_to})" if call.rerouted_to else ""
+    rerouted += f" @ {call.server}" if call.server else ""
     out.print(
         Text.assemble(
             "  → ",

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 
 from rich.console import Console
 from rich.panel import Panel
 from rich.text import Text
 
 from ..result import RunResult, Step
+from ..tools import Tool
 
 __all__ = ["err", "out", "show_result", "show_step"]
 
@@ -16,7 +18,7 @@ out = Console()
 err = Console(stderr=True)
 
 
-def show_step(step: Step) -> None:
+def show_step(step: Step, registry: Mapping[str, Tool] | None = None) -> None:
     usage = step.usage
     head = Text.assemble((f"step {step.index} ", "bold"), (step.decision, "cyan"))
     head.append(f"  model {step.model_latency:.2f}s · {usage.prompt_tokens}+{usage.completion_tokens} tok")
@@ -35,7 +37,9 @@ def show_step(step: Step) -> None:
             )
         )
     for call, result in zip(step.tool_calls, step.results, strict=True):
-        out.print(Text.assemble("  → ", (call.name, "bold green"), f"({call.arguments})"))
+        known = (registry or {}).get(call.name)
+        where = f"  @ {known.server}" if known is not None and known.server else ""
+        out.print(Text.assemble("  → ", (call.name, "bold green"), f"({call.arguments})", (where, "magenta")))
         body = json.loads(result.content)
         body.pop("trace_id", None)
         style = "red" if result.error else "dim"

@@ -13,8 +13,8 @@ afterwards.
 A BFCL function doc becomes an OpenAI tool spec the way BFCL's own OpenAI handler does it:
 ``.`` in names becomes ``_``, the Python hint is appended to the description, and BFCL types
 map to JSON schema (``dict`` -> ``object``, ``float`` -> ``number``, ``tuple`` -> ``array``,
-``any`` -> ``string``). For the loop, each function is also a placeholder tool that validates
-its arguments strictly against that schema and executes nothing.
+``any`` -> ``string``). For the loop, each function is also a placeholder tool (``tool_from_schema``)
+that validates its arguments against that schema and executes nothing.
 """
 
 from __future__ import annotations
@@ -25,15 +25,13 @@ import re
 import sys
 import types
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from typing import Any
 
 from ..exceptions import MinloopError, MissingDependencyError
 from ..messages import Message, ToolCall
-from ..tools import Tool, tool
+from ..tools import Tool, tool_from_schema
 
 __all__ = [
     "CATEGORIES",
@@ -67,13 +65,6 @@ JSON_TYPES = {
     "tuple": "array",
     "dict": "object",
     "object": "object",
-}
-PYTHON_TYPES: dict[str, Any] = {
-    "string": str,
-    "integer": int,
-    "number": float,
-    "boolean": bool,
-    "object": dict[str, Any],
 }
 
 
@@ -166,54 +157,14 @@ def json_schema(node: dict[str, Any]) -> dict[str, Any]:
 
 
 def placeholder_tool(function: dict[str, Any]) -> Tool:
-    """A tool with the function's spec that validates its arguments strictly and executes nothing."""
+    """A tool with the function's spec that validates its arguments against it and executes nothing."""
     spec = tool_spec(function)["function"]
-    return replace(
-        tool(_no_arguments),
-        name=spec["name"],
-        description=spec["description"],
-        fn=_recorded,
-        args=_args_model(spec["name"], function["parameters"], spec["parameters"]),
-        is_async=True,
-    )
+    return tool_from_schema(spec["name"], spec["description"], spec["parameters"], _recorded)
 
 
 async def _recorded(**_: Any) -> dict[str, str]:
     """Record the call (BFCL scores the call itself; nothing runs)."""
     return {"status": "recorded"}
-
-
-async def _no_arguments() -> None:
-    """The template ``placeholder_tool`` replaces the name, schema and function of."""
-
-
-def _args_model(name: str, params: dict[str, Any], schema: dict[str, Any]) -> type[BaseModel]:
-    required = set(params.get("required") or [])
-    fields: dict[str, Any] = {}
-    for i, (param, sub) in enumerate(
-        (params.get("properties") or {}).items()
-    ):  # aliases: any name is allowed
-        fields[f"p{i}"] = (
-            _annotation(json_schema(sub)),
-            Field(... if param in required else None, alias=param),
-        )
-
-    def exact_schema(generated: dict[str, Any], _: type) -> None:  # the model sees the BFCL schema as is
-        generated.clear()
-        generated.update(copy.deepcopy(schema))
-
-    config = ConfigDict(extra="forbid", strict=True, json_schema_extra=exact_schema)
-    return create_model(f"{name}_args", __config__=config, **fields)
-
-
-def _annotation(schema: dict[str, Any]) -> Any:
-    enum = schema.get("enum")
-    if isinstance(enum, list) and enum and all(isinstance(v, str | int | float | bool) for v in enum):
-        return Literal[tuple(enum)]  # type: ignore[valid-type]
-    if schema["type"] == "array":
-        items = schema.get("items")
-        return list[_annotation(items)] if isinstance(items, dict) else list[Any]  # type: ignore[misc]
-    return PYTHON_TYPES[schema["type"]]
 
 
 def decode(calls: Sequence[ToolCall], names: dict[str, str]) -> list[dict[str, Any]] | None:

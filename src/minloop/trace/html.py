@@ -169,6 +169,7 @@ def _step_section(step: TraceStep) -> str:
 def _call_details(call: TraceCall) -> str:
     status = _call_status(call)
     rerouted = f" → {escape(call.rerouted_to)}" if call.rerouted_to else ""
+    rerouted += f' <span class="nums">@ {escape(call.server)}</span>' if call.server else ""
     result = _pretty(call.content) if call.content is not None else "(no result)"
     return (
         f'<details class="call" data-call="{escape(call.id)}"><summary><b>{escape(call.name)}</b>{rerouted} '

@@ -193,6 +193,7 @@ class TraceCall:
     error: str | None = None
     latency: float | None = None
     rerouted_to: str | None = None
+    server: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -317,6 +318,7 @@ def _call(call: Mapping[str, Any], result: Mapping[str, Any] | None) -> TraceCal
         error=result.get("error"),
         latency=result.get("latency"),
         rerouted_to=result.get("rerouted_to"),
+        server=call.get("server"),
     )
 
 

@@ -1,0 +1,100 @@
+"""From MCP's tool listings and call results to minloop's tools and tool results."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from ..exceptions import ToolDefinitionError
+from ..tools import Tool, tool_from_schema
+
+__all__ = ["MCPToolError", "exposed_name", "needs_approval", "payload", "to_tool"]
+
+_BAD_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
+
+
+class MCPToolError(Exception):
+    """The server answered a call with ``isError``; the message is the server's own text."""
+
+
+def exposed_name(name: str, prefix: str | None) -> str:
+    """The name the model sees: ``prefix_name`` when a prefix is given, with characters the Chat
+    Completions format does not allow in a name replaced by ``_`` (at most 64 characters)."""
+    full = f"{prefix}_{name}" if prefix else name
+    return _BAD_CHARS.sub("_", full)[:64] or "_"
+
+
+def needs_approval(listed: Any, policy: bool | None) -> bool:
+    """``policy`` when given; otherwise a tool needs approval when its annotations say it is
+    destructive and not read-only (a tool without annotations does not)."""
+    if policy is not None:
+        return policy
+    notes = listed.annotations
+    if notes is None:
+        return False
+    return bool(notes.destructive_hint) and not notes.read_only_hint
+
+
+def to_tool(
+    listed: Any,
+    call: Callable[[str, dict[str, Any]], Awaitable[Any]],
+    *,
+    server: str,
+    prefix: str | None,
+    timeout: float,
+    approval: bool | None,
+) -> Tool:
+    """A minloop tool for one listed MCP tool; ``call(original_name, arguments)`` reaches the server."""
+    name = exposed_name(listed.name, prefix)
+    original = listed.name
+
+    async def call_server(**arguments: Any) -> Any:
+        return await call(original, arguments)
+
+    call_server.__name__ = name
+    parameters = listed.input_schema or {"type": "object"}
+    try:
+        return tool_from_schema(
+            name,
+            listed.description or listed.title or original,
+            parameters,
+            call_server,
+            output_schema=listed.output_schema,
+            timeout=timeout,
+            needs_approval=needs_approval(listed, approval),
+            server=server,
+        )
+    except ToolDefinitionError as exc:
+        raise ToolDefinitionError(f"MCP server {server!r}, tool {original!r}: {exc}") from None
+
+
+def payload(result: Any, server: str) -> Any:
+    """What the model reads for a ``CallToolResult``: its structured content when there is some,
+    else its text (one block) or its blocks; ``MCPToolError`` when the server flagged an error."""
+    if result.is_error:
+        text = " ".join(_block(b) for b in result.content) or "(no message)"
+        raise MCPToolError(f"server {server!r} reported an error: {text}")
+    if result.structured_content is not None:
+        return result.structured_content
+    blocks = [_block(b) for b in result.content]
+    return blocks[0] if len(blocks) == 1 else blocks
+
+
+def _block(block: Any) -> str:
+    kind = getattr(block, "type", "")
+    if kind == "text":
+        return str(block.text)
+    if kind in ("image", "audio"):
+        return f"[{kind} {block.mime_type}, {len(block.data) * 3 // 4} bytes, not shown]"
+    if kind == "resource_link":
+        return f"[resource link {block.uri}: {block.name}]"
+    if kind == "resource":
+        inner = block.resource
+        text = getattr(inner, "text", None)
+        return (
+            text
+            if isinstance(text, str)
+            else f"[resource {inner.uri}, {inner.mime_type or 'binary'}, not shown]"
+        )
+    return f"[{kind or 'unknown'} content, not shown]"

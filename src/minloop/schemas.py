@@ -1,0 +1,65 @@
+"""Checking values against JSON schemas (Draft 2020-12 unless the schema says otherwise).
+
+Used by tools built from a JSON schema (``minloop.tool_from_schema``, MCP tools). The
+``jsonschema`` package is imported on first use, so ``import minloop`` does not pay for it.
+Compiled validators are kept per schema object: a tool compiles its schema once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .exceptions import ToolDefinitionError
+
+__all__ = ["closed", "compile_schema", "problems"]
+
+_CACHE_LIMIT = 4096
+_compiled: dict[int, tuple[Mapping[str, Any], Any]] = {}
+_OPEN_KEYS = ("additionalProperties", "unevaluatedProperties", "patternProperties")
+
+
+def closed(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """``schema`` with ``additionalProperties: false`` at the top level when it says nothing about
+    extra keys, so unknown arguments are refused. Nested objects are left as they are."""
+    out = dict(schema)
+    if out.get("type", "object") == "object" and not any(k in out for k in _OPEN_KEYS):
+        out["additionalProperties"] = False
+    return out
+
+
+def compile_schema(schema: Mapping[str, Any], where: str) -> Any:
+    """A ``jsonschema`` validator for ``schema``; ``ToolDefinitionError`` naming ``where`` if the
+    schema itself is invalid. Cached by the schema object's identity."""
+    hit = _compiled.get(id(schema))
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    from jsonschema.exceptions import SchemaError
+    from jsonschema.validators import Draft202012Validator, validator_for
+
+    cls = validator_for(schema, default=Draft202012Validator)
+    try:
+        cls.check_schema(schema)
+    except SchemaError as exc:
+        raise ToolDefinitionError(f"{where} is not a valid JSON schema: {exc.message}") from None
+    validator = cls(schema)
+    if len(_compiled) >= _CACHE_LIMIT:
+        _compiled.clear()
+    _compiled[id(schema)] = (schema, validator)  # holds the schema, so its id stays unique
+    return validator
+
+
+def problems(schema: Mapping[str, Any], value: Any, where: str) -> list[dict[str, str]]:
+    """Where ``value`` breaks ``schema``, as ``[{"loc": "a.0.b", "msg": "..."}]`` (empty when it fits)."""
+    validator = compile_schema(schema, where)
+    found = sorted(validator.iter_errors(value), key=lambda e: list(map(str, e.absolute_path)))
+    return [{"loc": ".".join(str(p) for p in e.absolute_path) or "(root)", "msg": _message(e)} for e in found]
+
+
+def _message(error: Any) -> str:
+    if error.validator == "additionalProperties" and error.validator_value is False:
+        known = sorted((error.schema.get("properties") or {}).keys())
+        extra = sorted(set(error.instance) - set(known)) if isinstance(error.instance, dict) else []
+        what = "argument(s)" if not error.absolute_path else "key(s)"
+        return f"unknown {what} {', '.join(map(repr, extra))}; expected: {', '.join(known) or 'none'}"
+    return str(error.message)
