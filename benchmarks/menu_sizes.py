@@ -1,6 +1,6 @@
 """The embedded model's decisions at real menu sizes, with and without tool selection.
 
-    flock /tmp/minloop-cpu.lock .venv/bin/python benchmarks/menu_sizes.py [--items 24] [--full 4]
+    flock /tmp/minloop-cpu.lock .venv/bin/python benchmarks/menu_sizes.py [--items 20] [--full 2] [--out decisions.jsonl]
 
 Menus are built from BFCL's non-live categories (never the live ones): each request's own
 functions plus distractor functions drawn from other items (a fixed seed per item), up to 5,
@@ -8,7 +8,9 @@ functions plus distractor functions drawn from other items (a fixed seed per ite
 default decision policy; the prediction is scored by BFCL's AST checker against the request's
 own answer (irrelevance items: correct when no call is made). Printed per configuration:
 accuracy, prompt tokens, prompt tokens evaluated, seconds per decision, and the ratio of
-seconds to the own-functions-only baseline, all measured in the same run.
+seconds to the own-functions-only baseline, all measured in the same run. Each configuration
+decides all its requests in a row, like a process serving a stream of requests: the KV cache
+keeps only what consecutive prompts share (the instruction and the template's tool header).
 
 Without selection, 20 and 50-tool menus take tens of seconds per decision (50 tools are
 ~6,000 tokens, over the default 4,096-token window, so those runs use an 8,192 window); only the
@@ -21,14 +23,13 @@ import argparse
 import asyncio
 import random
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from minloop.evals.bfcl import Item, decode, load_checker, load_items, names_of, score, tool_spec
 from minloop.messages import ToolCall, tool_calls_of
 from minloop.models.base import ModelRequest
 from minloop.models.local import LocalModel
-from minloop.models.local.runtime import post
 
 CATEGORIES = {"simple_python": 2, "multiple": 2, "irrelevance": 1}  # sampling weights
 POOL = ("simple_python", "multiple", "parallel", "parallel_multiple", "irrelevance")
@@ -43,7 +44,6 @@ class Row:
     prompt: int = 0
     evaluated: int = 0
     seconds: float = 0.0
-    per_item: dict[str, float] = field(default_factory=dict)
 
 
 def sample(n: int) -> list[Item]:
@@ -71,7 +71,6 @@ async def decide(
     model: LocalModel, item: Item, functions: list[dict[str, Any]], check: Any, row: Row
 ) -> None:
     specs = [tool_spec(f) for f in functions]
-    post(model.load(), "/slots/0?action=erase", {})  # no KV reuse from the previous configuration
     started = time.perf_counter()
     response = await model.call(ModelRequest(item.messages, specs, "auto"))
     row.seconds += time.perf_counter() - started
@@ -106,12 +105,19 @@ def main() -> None:
         configs.append((f"{size} tools, whole menu", whole if size <= 20 else wide, size, full))
     rows = {label: Row(label) for label, *_ in configs}
     started = time.perf_counter()
-    for i, item in enumerate(items):
-        for label, model, size, limit in configs:
-            if i < limit:
-                functions = item.functions if size is None else menu(item, size, pool)
-                asyncio.run(decide(model, item, functions, check, rows[label]))
-        print(f"[{i + 1}/{len(items)}] {item.id} done, {time.perf_counter() - started:.0f}s", flush=True)
+    for (
+        label,
+        model,
+        size,
+        limit,
+    ) in configs:  # one configuration over all items, as a process serving requests
+        for item in items[:limit]:
+            functions = item.functions if size is None else menu(item, size, pool)
+            asyncio.run(decide(model, item, functions, check, rows[label]))
+        print(
+            f"{label}: {rows[label].items} decisions, {time.perf_counter() - started:.0f}s elapsed",
+            flush=True,
+        )
     report(rows, items)
 
 

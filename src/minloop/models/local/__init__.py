@@ -40,7 +40,7 @@ __all__ = ["LocalModel"]
 
 DEFAULT_MODEL = "qwen2.5-coder-0.5b"
 ABSTAIN_TOKENS = 64  # the short answer after a call on invented values (~2 s on 2 cores)
-SELECT_ABOVE = 8  # menus larger than this are narrowed to the tools that match the request
+SELECT_ABOVE = 5  # larger menus are narrowed to the tools that match the request (benchmarks/menu_sizes.py)
 _SERVERS: dict[tuple[str, int, int], tuple[Any, threading.Lock]] = {}
 _CACHES: dict[tuple[str, int, int], PrefixCache] = {}
 _LOAD_LOCK = threading.Lock()
@@ -128,7 +128,7 @@ class LocalModel:
             request = replace(request, tool_choice="auto" if relevant >= (self.gate or 0.0) else "none")
         body = self.body(request)
         prefix = f"call_{sum(m.get('role') == 'assistant' for m in request.messages) + 1}"
-        reply = await asyncio.to_thread(complete, server, lock, body, self._cache())
+        reply = await asyncio.to_thread(complete, server, lock, body, self.prefixes())
         response = _response(reply, prefix, constrained="json_schema" in body)
         if not (self.grounded and request.tool_choice == "auto" and response.message.get("tool_calls")):
             return response
@@ -203,8 +203,8 @@ class LocalModel:
                 _SERVERS[key] = (load(path, self.n_ctx, self.threads), threading.Lock())
             return _SERVERS[key]
 
-    def _cache(self) -> PrefixCache | None:
-        """The on-disk prefix cache of the loaded weights (one per loaded model)."""
+    def prefixes(self) -> PrefixCache | None:
+        """The on-disk prefix cache of the loaded weights (one per loaded model); ``None`` when off."""
         if not self.prefix_cache:
             return None
         path = str(self.path or ensure_gguf(self.model))

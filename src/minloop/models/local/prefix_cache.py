@@ -63,26 +63,32 @@ class PrefixCache:
     hits: int = field(default=0, init=False)
     misses: int = field(default=0, init=False)
 
-    def prepare(self, post: Post, complete: Callable[[dict[str, Any]], Any], body: dict[str, Any]) -> None:
+    def prepare(self, post: Post, complete: Callable[[dict[str, Any]], Any], body: dict[str, Any]) -> int:
         """Make the runtime's slot start with the request's prefix, from disk when possible.
 
         ``post`` reaches the runtime's HTTP endpoints, ``complete`` runs a raw completion; both
-        must be called with the model's lock held.
+        must be called with the model's lock held. Returns the prompt tokens evaluated here.
         """
-        tokens = self.prefix_tokens(post, body)
+        try:
+            tokens = self.prefix_tokens(post, body)
+        except (OSError, KeyError, ValueError):  # the template or tokenizer endpoint failed: no caching
+            tokens = []
         if len(tokens) < MIN_TOKENS:
             self.current = None  # this request's own prompt replaces whatever the slot held
-            return
+            return 0
         key = self.key(tokens)
         if key == self.current:
-            return
+            return 0
+        evaluated = 0
         if self._restore(post, key, len(tokens)):
             self.hits += 1
         else:
             self.misses += 1
-            complete({"prompt": tokens, "n_predict": 0, "cache_prompt": True})
+            reply = complete({"prompt": tokens, "n_predict": 0, "cache_prompt": True})
+            evaluated = int(((reply or {}).get("timings") or {}).get("prompt_n") or 0)
             self._save(post, key, len(tokens))
         self.current = key
+        return evaluated
 
     def prefix_tokens(self, post: Post, body: dict[str, Any]) -> list[int]:
         """The tokens of the rendered prompt before its first non-system message."""
@@ -109,7 +115,10 @@ class PrefixCache:
         if not _valid(data, record, n_tokens):
             self._drop(key)
             return False
-        reply = post("/slots/0?action=restore", {"filename": data.name})
+        try:
+            reply = post("/slots/0?action=restore", {"filename": data.name})
+        except OSError:  # the runtime refused the file (HTTP 400): it is not a state it can read
+            reply = {}
         if int(reply.get("n_restored") or 0) != n_tokens:
             self._drop(key)
             return False

@@ -49,8 +49,9 @@ def complete(
     """A chat completion; with ``cache``, the prompt's system-and-tools prefix comes from disk when kept."""
     with lock:  # one slot: serialised calls keep the KV cache on the growing transcript
         try:
+            primed = 0
             if cache is not None and body.get("tools"):
-                cache.prepare(partial(post, server), server.handle_completions, body)
+                primed = cache.prepare(partial(post, server), server.handle_completions, body)
             reply = server.handle_chat_completions(body)
         except Exception as exc:
             raise ModelError(f"local model failed: {exc}") from exc
@@ -61,6 +62,8 @@ def complete(
                 f"the prompt needs {error.get('n_prompt_tokens')} tokens; the window is {error.get('n_ctx')}"
             )
         raise ModelError(f"local model failed: {json.dumps(reply)[:300]}")
+    if primed and isinstance(reply.get("timings"), dict):  # the prefix evaluated for the cache counts too
+        reply["timings"]["prompt_n"] = int(reply["timings"].get("prompt_n") or 0) + primed
     return reply
 
 

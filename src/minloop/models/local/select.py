@@ -9,7 +9,7 @@ beyond the standard library.
 
 Words are lower-cased, identifiers split at ``_``, ``.``, ``-`` and camelCase, and reduced by a
 light suffix rule ("files" and "filed" match "file"). Chinese, Japanese and Korean text has no
-spaces, so it is indexed as single characters and pairs of neighbouring characters. A request
+spaces, so it is indexed as pairs of neighbouring characters. A request
 that shares no word with any tool selects nothing, which the caller takes as a reason to answer
 directly; a request in a script that no tool is written in selects nothing either, and the
 caller keeps the whole menu (see ``Selection.comparable``).
@@ -30,66 +30,14 @@ __all__ = ["Selection", "select_tools", "terms"]
 _WORD = re.compile(r"[A-Za-z]+|[0-9]+|[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+")
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
-STOP_WORDS = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "by",
-        "can",
-        "could",
-        "do",
-        "does",
-        "for",
-        "from",
-        "get",
-        "give",
-        "how",
-        "i",
-        "in",
-        "is",
-        "it",
-        "its",
-        "me",
-        "my",
-        "of",
-        "on",
-        "or",
-        "please",
-        "show",
-        "tell",
-        "that",
-        "the",
-        "this",
-        "to",
-        "use",
-        "using",
-        "want",
-        "what",
-        "when",
-        "where",
-        "which",
-        "who",
-        "why",
-        "will",
-        "with",
-        "would",
-        "you",
-        "your",
-        "note",
-        "provided",
-        "function",
-        "python",
-        "syntax",
-        "type",
-        "value",
-    ]
-)
+_STOP_TEXT = """
+a an and are as at be by can could do does for from get give how i in is it its me my of on or please show
+tell that the this to use using want what when where which who why will with would you your
+note provided function python syntax type value example
+"""
+STOP_WORDS = frozenset(_STOP_TEXT.split())
 CJK_STOP = frozenset("的了吗呢吧是我你请在和有个")
+_SUFFIXES = (("ies", "y"), ("ches", "ch"), ("shes", "sh"), ("xes", "x"), ("ing", ""), ("ed", ""), ("s", ""))
 K1, B = 1.2, 0.75
 NAME_WEIGHT = 3  # a word of the tool's name counts as often as this in its document
 
@@ -108,13 +56,12 @@ class Selection:
 
 
 def terms(text: str) -> list[str]:
-    """The index terms of a text: stemmed words; CJK characters and character pairs."""
+    """The index terms of a text: stemmed words; pairs of neighbouring CJK characters."""
     out: list[str] = []
     for chunk in _WORD.findall(_CAMEL.sub(" ", text)):
-        if _CJK.match(chunk):
-            chars = [c for c in chunk if c not in CJK_STOP]
-            out.extend(chars)
-            out.extend(a + b for a, b in pairwise(chunk) if a not in CJK_STOP or b not in CJK_STOP)
+        if _CJK.match(chunk):  # no spaces between words: pairs of neighbouring characters
+            pairs = [a + b for a, b in pairwise(chunk) if not (a in CJK_STOP and b in CJK_STOP)]
+            out.extend(pairs or [chunk])
             continue
         word = chunk.lower()
         if word not in STOP_WORDS and (len(word) > 1 or word.isdigit()):
@@ -123,8 +70,8 @@ def terms(text: str) -> list[str]:
 
 
 def _stem(word: str) -> str:
-    for suffix, keep in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith("ss"):
+    for suffix, keep in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith(("ss", "us", "is")):
             return word[: -len(suffix)] + keep
     return word
 
