@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import random
 import time
 from dataclasses import dataclass
@@ -69,26 +70,36 @@ def menu(item: Item, size: int, pool: list[dict[str, Any]]) -> list[dict[str, An
 
 async def decide(
     model: LocalModel, item: Item, functions: list[dict[str, Any]], check: Any, row: Row
-) -> None:
+) -> dict[str, Any]:
     specs = [tool_spec(f) for f in functions]
     started = time.perf_counter()
     response = await model.call(ModelRequest(item.messages, specs, "auto"))
     row.seconds += time.perf_counter() - started
     calls = [ToolCall.from_wire(c) for c in tool_calls_of(response.message) if isinstance(c, dict)]
     prediction = decode(calls, names_of(functions))
-    correct, _ = score(item, prediction, check)
+    correct, why = score(item, prediction, check)
     row.items += 1
     row.correct += correct
     row.prompt += response.usage.prompt_tokens
     row.evaluated += response.usage.evaluated_tokens or 0
+    shown = [t["function"]["name"] for t in model.narrowed(ModelRequest(item.messages, specs)).tools]
+    return {
+        "id": item.id,
+        "menu": row.label,
+        "correct": correct,
+        "why": why,
+        "prediction": prediction,
+        "shown": shown,
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--items", type=int, default=24, help="requests in the sample")
+    parser.add_argument("--items", type=int, default=20, help="requests in the sample")
     parser.add_argument(
-        "--full", type=int, default=4, help="requests decided on 20/50 tools without selection"
+        "--full", type=int, default=2, help="requests decided on 20/50 tools without selection"
     )
+    parser.add_argument("--out", help="write one JSON line per decision here")
     args = parser.parse_args()
 
     items = sample(args.items)
@@ -104,6 +115,7 @@ def main() -> None:
         full = len(items) if size <= 5 else args.full
         configs.append((f"{size} tools, whole menu", whole if size <= 20 else wide, size, full))
     rows = {label: Row(label) for label, *_ in configs}
+    records: list[dict[str, Any]] = []
     started = time.perf_counter()
     for (
         label,
@@ -113,12 +125,15 @@ def main() -> None:
     ) in configs:  # one configuration over all items, as a process serving requests
         for item in items[:limit]:
             functions = item.functions if size is None else menu(item, size, pool)
-            asyncio.run(decide(model, item, functions, check, rows[label]))
+            records.append(asyncio.run(decide(model, item, functions, check, rows[label])))
         print(
             f"{label}: {rows[label].items} decisions, {time.perf_counter() - started:.0f}s elapsed",
             flush=True,
         )
     report(rows, items)
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as f:
+            f.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
 
 
 def report(rows: dict[str, Row], items: list[Item]) -> None:
