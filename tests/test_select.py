@@ -96,6 +96,8 @@ def test_local_model_narrows_only_large_menus() -> None:
     assert LocalModel(select_above=None).narrowed(weather) == weather
     haiku = model.narrowed(ModelRequest(user("Write a haiku."), MENU))
     assert (haiku.tools, haiku.tool_choice) == ([], "none")  # nothing matches: the model answers
+    required = ModelRequest(user("Write a haiku."), MENU, "required")
+    assert model.narrowed(required) == required  # a call is required: nothing to narrow to, whole menu
     assert (
         model.narrowed(ModelRequest(user("东京现在几点？"), MENU)).tools == MENU
     )  # cannot compare: whole menu

@@ -149,8 +149,9 @@ class LocalModel:
         """The request with only the tools that can matter, when the menu is above ``select_above``.
 
         Tools already called in the conversation and a tool forced by ``tool_choice`` stay; when
-        no tool shares a word with the request, no tool is shown (the model answers). A request
-        written in a script none of the tools is written in keeps the whole menu.
+        no tool shares a word with the request, no tool is shown and the model answers (unless a
+        call is required). A request written in a script none of the tools is written in keeps
+        the whole menu.
         """
         if (
             self.select_above is None
@@ -162,7 +163,7 @@ class LocalModel:
         if isinstance(request.tool_choice, dict):
             keep.add(request.tool_choice.get("function", {}).get("name", ""))
         chosen = select_tools(request.tools, request.messages, keep=keep)
-        if not chosen.comparable:
+        if not chosen.comparable or (not chosen.found and request.tool_choice != "auto"):
             return request
         if not chosen.found:
             return replace(request, tools=[], tool_choice="none")
