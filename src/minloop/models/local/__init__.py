@@ -32,13 +32,17 @@ from .decoding import (
 )
 from .gguf import check_gguf, ensure_gguf
 from .grounding import ground_calls
-from .runtime import complete, load, post, relevance_of
+from .prefix_cache import PrefixCache, model_identity, prefix_dir
+from .runtime import complete, get, load, post, relevance_of
+from .select import select_tools
 
 __all__ = ["LocalModel"]
 
 DEFAULT_MODEL = "qwen2.5-coder-0.5b"
 ABSTAIN_TOKENS = 64  # the short answer after a call on invented values (~2 s on 2 cores)
+SELECT_ABOVE = 5  # larger menus are narrowed to the tools that match the request (benchmarks/menu_sizes.py)
 _SERVERS: dict[tuple[str, int, int], tuple[Any, threading.Lock]] = {}
+_CACHES: dict[tuple[str, int, int], PrefixCache] = {}
 _LOAD_LOCK = threading.Lock()
 
 
@@ -53,6 +57,13 @@ class LocalModel:
     this is what makes a 0.5B model abstain when no offered tool serves the request. ``gate``
     (off) is the older relevance gate, see ``relevance``. ``parallel`` lets one decision hold
     several calls (``{"calls": [...]}``).
+
+    ``select_above`` (default ``SELECT_ABOVE``; ``None``: never): a larger menu is narrowed
+    before each decision to the few tools whose names, descriptions and parameters share words
+    with the user's messages (``minloop.models.local.select``), plus the tools already called;
+    when nothing matches, the model answers without tools. ``prefix_cache`` (on): the system
+    prompt and tool definitions are evaluated once and kept on disk under the cache directory,
+    so a new process with the same tools skips them (``minloop.models.local.prefix_cache``).
     """
 
     def __init__(
@@ -69,6 +80,8 @@ class LocalModel:
         grounded: bool = True,
         parallel: bool = True,
         gate: float | None = None,
+        select_above: int | None = SELECT_ABOVE,
+        prefix_cache: bool = True,
     ) -> None:
         self.path = check_gguf(Path(path)) if path is not None else None
         self.model = model
@@ -80,6 +93,8 @@ class LocalModel:
         self.grounded = grounded
         self.parallel = parallel
         self.gate = gate
+        self.select_above = select_above
+        self.prefix_cache = prefix_cache
 
     def plain(self) -> LocalModel:
         """This model without minloop's decision policy (no grounding, no gate): a baseline."""
@@ -107,12 +122,13 @@ class LocalModel:
     async def call(self, request: ModelRequest) -> ModelResponse:
         ensure_not_in_tool(self.name)
         server, lock = self._server()
+        request = self.narrowed(request)
         if self._gated(request):
             relevant = await asyncio.to_thread(relevance_of, server, lock, self.body(request))
             request = replace(request, tool_choice="auto" if relevant >= (self.gate or 0.0) else "none")
         body = self.body(request)
         prefix = f"call_{sum(m.get('role') == 'assistant' for m in request.messages) + 1}"
-        reply = await asyncio.to_thread(complete, server, lock, body)
+        reply = await asyncio.to_thread(complete, server, lock, body, self.prefixes())
         response = _response(reply, prefix, constrained="json_schema" in body)
         if not (self.grounded and request.tool_choice == "auto" and response.message.get("tool_calls")):
             return response
@@ -128,6 +144,30 @@ class LocalModel:
         body = {**self.body(retry), "max_tokens": min(self.sampling["max_tokens"], ABSTAIN_TOKENS)}
         answer = _response(await asyncio.to_thread(complete, server, lock, body), prefix, constrained=True)
         return replace(answer, usage=response.usage + answer.usage)
+
+    def narrowed(self, request: ModelRequest) -> ModelRequest:
+        """The request with only the tools that can matter, when the menu is above ``select_above``.
+
+        Tools already called in the conversation and a tool forced by ``tool_choice`` stay; when
+        no tool shares a word with the request, no tool is shown and the model answers (unless a
+        call is required). A request written in a script none of the tools is written in keeps
+        the whole menu.
+        """
+        if (
+            self.select_above is None
+            or len(request.tools) <= self.select_above
+            or request.tool_choice == "none"
+        ):
+            return request
+        keep = {c["function"]["name"] for m in request.messages for c in m.get("tool_calls") or []}
+        if isinstance(request.tool_choice, dict):
+            keep.add(request.tool_choice.get("function", {}).get("name", ""))
+        chosen = select_tools(request.tools, request.messages, keep=keep)
+        if not chosen.comparable or (not chosen.found and request.tool_choice != "auto"):
+            return request
+        if not chosen.found:
+            return replace(request, tools=[], tool_choice="none")
+        return replace(request, tools=chosen.tools)
 
     def relevance(self, request: ModelRequest) -> float:
         """The model's probability that one of the tools serves the user's last message."""
@@ -163,6 +203,19 @@ class LocalModel:
             if key not in _SERVERS:
                 _SERVERS[key] = (load(path, self.n_ctx, self.threads), threading.Lock())
             return _SERVERS[key]
+
+    def prefixes(self) -> PrefixCache | None:
+        """The on-disk prefix cache of the loaded weights (one per loaded model); ``None`` when off."""
+        if not self.prefix_cache:
+            return None
+        path = str(self.path or ensure_gguf(self.model))
+        key = (path, self.n_ctx, self.threads)
+        server = self._server()[0]
+        with _LOAD_LOCK:
+            if key not in _CACHES:
+                template = str(get(server, "/props").get("chat_template"))
+                _CACHES[key] = PrefixCache(prefix_dir(), model_identity(Path(path), template))
+            return _CACHES[key]
 
 
 def _with_instruction(messages: list[Message], parallel: bool) -> list[Message]:

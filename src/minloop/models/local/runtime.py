@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import threading
 import urllib.request
+from functools import partial
 from typing import Any
 
 from ...exceptions import ContextOverflowError, MissingDependencyError, ModelError, ModelLoadError
+from .prefix_cache import PrefixCache, prefix_dir
 
-__all__ = ["RELEVANCE_QUESTION", "complete", "load", "post", "relevance_of"]
+__all__ = ["RELEVANCE_QUESTION", "complete", "get", "load", "post", "relevance_of"]
 
 
 def load(path: str, n_ctx: int, threads: int) -> Any:
@@ -32,15 +35,23 @@ def load(path: str, n_ctx: int, threads: int) -> Any:
     params.cache_ram_mib = 0  # no extra prompt caches beyond the slot's own KV cache
     params.fit_params = False  # skips ~0.6 s of device-memory fitting on a CPU-only load
     params.verbosity = -1  # silent: llama.cpp would print ~15 lines per load and request
+    prefix_dir().mkdir(parents=True, exist_ok=True)
+    params.slot_save_path = f"{prefix_dir()}{os.sep}"  # joined with a file name as is
     try:
         return xllamacpp.Server(params)
     except Exception as exc:
         raise ModelLoadError(f"llama.cpp could not load {path}: {exc}") from exc
 
 
-def complete(server: Any, lock: threading.Lock, body: dict[str, Any]) -> dict[str, Any]:
+def complete(
+    server: Any, lock: threading.Lock, body: dict[str, Any], cache: PrefixCache | None = None
+) -> dict[str, Any]:
+    """A chat completion; with ``cache``, the prompt's system-and-tools prefix comes from disk when kept."""
     with lock:  # one slot: serialised calls keep the KV cache on the growing transcript
         try:
+            primed = 0
+            if cache is not None and body.get("tools"):
+                primed = cache.prepare(partial(post, server), server.handle_completions, body)
             reply = server.handle_chat_completions(body)
         except Exception as exc:
             raise ModelError(f"local model failed: {exc}") from exc
@@ -51,7 +62,14 @@ def complete(server: Any, lock: threading.Lock, body: dict[str, Any]) -> dict[st
                 f"the prompt needs {error.get('n_prompt_tokens')} tokens; the window is {error.get('n_ctx')}"
             )
         raise ModelError(f"local model failed: {json.dumps(reply)[:300]}")
+    if primed and isinstance(reply.get("timings"), dict):  # the prefix evaluated for the cache counts too
+        reply["timings"]["prompt_n"] = int(reply["timings"].get("prompt_n") or 0) + primed
     return reply
+
+
+def get(server: Any, path: str) -> dict[str, Any]:
+    with urllib.request.urlopen(server.listening_address + path, timeout=30) as response:
+        return json.loads(response.read())
 
 
 def post(server: Any, path: str, body: dict[str, Any]) -> dict[str, Any]:

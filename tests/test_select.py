@@ -1,0 +1,124 @@
+"""Tool selection for the embedded model: which tools a request gets to see on a large menu."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from minloop import ModelRequest
+from minloop.models.local import LocalModel
+from minloop.models.local.select import select_tools, terms
+
+
+def spec(name: str, description: str, **params: str) -> dict[str, Any]:
+    properties = {p: {"type": "string", "description": d} for p, d in params.items()}
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": description,
+            "parameters": {"type": "object", "properties": properties},
+        },
+    }
+
+
+MENU = [
+    spec("get_weather", "Current weather for a city.", city="City name, e.g. Paris"),
+    spec("calculator", "Evaluate an arithmetic expression.", expression="For example 2 * (3 + 4)"),
+    spec("current_time", "The current time in an IANA time zone.", timezone="For example Asia/Tokyo"),
+    spec("list_files", "List the files in a folder, with their sizes.", folder="Folder to list"),
+    spec("send_email", "Send an email message.", to="Recipient address", subject="Subject line", body="Text"),
+    spec(
+        "translate_text", "Translate text into another language.", text="The text", target_language="Language"
+    ),
+    spec("stock_price", "Latest price of a stock by its ticker symbol.", ticker="For example AAPL"),
+    spec("book_flight", "Book a flight between two airports.", origin="From", destination="To", date="Day"),
+    spec("convert_currency", "Convert an amount between currencies.", amount="Amount", to_currency="Code"),
+]
+CHINESE_MENU = [
+    spec("查询天气", "查询城市的当前天气。", city="城市名称"),
+    spec("发送邮件", "给收件人发送一封电子邮件。", to="收件人地址"),
+    spec("股票价格", "按股票代码查询最新股价。", ticker="股票代码"),
+    spec("翻译文本", "把文本翻译成另一种语言。", text="要翻译的文本"),
+]
+
+
+def names(tools: list[dict[str, Any]]) -> list[str]:
+    return [t["function"]["name"] for t in tools]
+
+
+def user(text: str) -> list[dict[str, Any]]:
+    return [{"role": "user", "content": text}]
+
+
+def test_terms_split_identifiers_stem_words_and_pair_chinese_characters() -> None:
+    assert terms("getWeatherForecast list_files") == ["weather", "forecast", "list", "file"]
+    assert terms("How many Python files are in this folder?") == ["many", "file", "folder"]
+    assert terms("查询北京天气") == ["查询", "询北", "北京", "京天", "天气"]
+
+
+def test_the_tools_that_match_the_request_come_first() -> None:
+    assert names(select_tools(MENU, user("What's the weather in Paris today?")).tools) == ["get_weather"]
+    assert names(select_tools(MENU, user("Email the report to bob@example.com")).tools) == ["send_email"]
+    chosen = select_tools(MENU, user("How many files are in the src folder?"))
+    assert names(chosen.tools) == ["list_files"] and chosen.comparable
+    assert chosen.scores["list_files"] > 0 and chosen.scores["get_weather"] == 0
+
+
+def test_at_most_limit_tools_and_the_kept_ones_always() -> None:
+    messages = user("Convert 100 dollars to euros, then book a flight to Paris and tell me the weather there")
+    assert len(select_tools(MENU, messages).tools) <= 3
+    assert names(select_tools(MENU, messages, limit=1).tools) == ["book_flight"]
+    kept = select_tools(MENU, user("And in Berlin?"), keep=["get_weather"])
+    assert names(kept.tools) == ["get_weather"]
+
+
+def test_nothing_in_common_selects_nothing() -> None:
+    chosen = select_tools(MENU, user("Write me a haiku about autumn leaves."))
+    assert chosen.tools == [] and not chosen.found and chosen.comparable
+
+
+def test_chinese_requests_select_chinese_tools() -> None:
+    assert names(select_tools(CHINESE_MENU, user("北京今天天气怎么样？")).tools) == ["查询天气"]
+    assert names(select_tools(CHINESE_MENU, user("请把这段话翻译成英文：你好")).tools)[0] == "翻译文本"
+    assert select_tools(CHINESE_MENU, user("给我写一首关于秋天的诗")).tools == []
+
+
+def test_a_request_in_another_script_than_the_tools_is_not_comparable() -> None:
+    chosen = select_tools(MENU, user("东京现在几点？"))
+    assert chosen.tools == [] and not chosen.comparable
+
+
+def test_local_model_narrows_only_large_menus() -> None:
+    model = LocalModel(select_above=8)  # nothing is loaded: narrowing happens before the model is called
+    weather = ModelRequest(user("What's the weather in Paris?"), MENU)
+    assert names(model.narrowed(weather).tools) == ["get_weather"]
+    assert model.narrowed(ModelRequest(weather.messages, MENU[:8])).tools == MENU[:8]
+    assert LocalModel(select_above=None).narrowed(weather) == weather
+    haiku = model.narrowed(ModelRequest(user("Write a haiku."), MENU))
+    assert (haiku.tools, haiku.tool_choice) == ([], "none")  # nothing matches: the model answers
+    required = ModelRequest(user("Write a haiku."), MENU, "required")
+    assert model.narrowed(required) == required  # a call is required: nothing to narrow to, whole menu
+    assert (
+        model.narrowed(ModelRequest(user("东京现在几点？"), MENU)).tools == MENU
+    )  # cannot compare: whole menu
+    called = [
+        *user("What's the weather in Paris?"),
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": '{"temperature": 18}'},
+        {"role": "user", "content": "Now convert 20 dollars to euros."},
+    ]
+    assert names(model.narrowed(ModelRequest(called, MENU)).tools) == ["convert_currency", "get_weather"]
+    forced = ModelRequest(
+        user("Write a haiku."), MENU, {"type": "function", "function": {"name": "calculator"}}
+    )
+    assert names(model.narrowed(forced).tools) == ["calculator"]
