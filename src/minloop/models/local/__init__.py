@@ -97,9 +97,10 @@ class LocalModel:
         self.prefix_cache = prefix_cache
 
     def plain(self) -> LocalModel:
-        """This model without minloop's decision policy (no grounding, no gate): a baseline."""
+        """This model without minloop's decision policy (no grounding, no gate, no tool
+        selection) and without the disk prefix cache the policy's runs fill: a baseline."""
         twin = copy.copy(self)
-        twin.grounded, twin.gate = False, None
+        twin.grounded, twin.gate, twin.select_above, twin.prefix_cache = False, None, None, False
         return twin
 
     @property
