@@ -127,7 +127,8 @@ def deltas_of(
     for index, raw in enumerate(message.get("tool_calls") or ()):
         if index in skip or not isinstance(raw, dict):
             continue
-        fn = raw.get("function") if isinstance(raw.get("function"), dict) else {}
+        fn = raw.get("function")
+        fn = fn if isinstance(fn, dict) else {}
         yield ToolCallStarted(index, raw.get("id"), str(fn.get("name") or ""))
         arguments = fn.get("arguments")
         if isinstance(arguments, str) and arguments:
