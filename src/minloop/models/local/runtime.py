@@ -10,6 +10,7 @@ import urllib.request
 from typing import Any
 
 from ...exceptions import ContextOverflowError, MissingDependencyError, ModelError, ModelLoadError
+from .stream import TEXT_SINK, streamed_completion
 
 __all__ = ["RELEVANCE_QUESTION", "complete", "load", "post", "relevance_of"]
 
@@ -38,10 +39,17 @@ def load(path: str, n_ctx: int, threads: int) -> Any:
         raise ModelLoadError(f"llama.cpp could not load {path}: {exc}") from exc
 
 
-def complete(server: Any, lock: threading.Lock, body: dict[str, Any]) -> dict[str, Any]:
+def complete(
+    server: Any, lock: threading.Lock, body: dict[str, Any], *, whole: bool = False
+) -> dict[str, Any]:
+    """One chat completion; streamed to ``TEXT_SINK`` when one is set, unless ``whole``."""
+    sink = None if whole else TEXT_SINK.get()
     with lock:  # one slot: serialised calls keep the KV cache on the growing transcript
         try:
-            reply = server.handle_chat_completions(body)
+            if sink is None:
+                reply = server.handle_chat_completions(body)
+            else:
+                reply = streamed_completion(server, body, sink)
         except Exception as exc:
             raise ModelError(f"local model failed: {exc}") from exc
     if not isinstance(reply, dict) or "choices" not in reply:
@@ -86,7 +94,7 @@ def relevance_of(server: Any, lock: threading.Lock, body: dict[str, Any]) -> flo
         logprobs=True,
         top_logprobs=20,
     )
-    reply = complete(server, lock, probe)
+    reply = complete(server, lock, probe, whole=True)
     tokens = (reply["choices"][0].get("logprobs") or {}).get("content") or []
     first = tokens[1] if len(tokens) > 1 else (tokens[0] if tokens else {})  # tokens[0] is the quote
     mass = {
