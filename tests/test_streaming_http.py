@@ -230,3 +230,23 @@ def test_the_official_sdk_streams_through_the_same_reassembly() -> None:
     ]
     assert ToolCallStarted(1, "call_b", "get_weather", 1) in events
     assert result.steps[0].usage.total_tokens == 32
+
+
+def test_the_cli_live_view_shows_the_answer_as_it_streams() -> None:
+    from typer.testing import CliRunner
+
+    from minloop.cli.app import app
+
+    script = [
+        reply("Let me compute.", call("calculator", {"expression": "6*7"}, id="c1")),
+        {"content": "It is 42."},
+    ]
+    with ChatServer(script) as server:
+        done = CliRunner().invoke(
+            app, ["run", "6*7?", "--model", "gpt-x", "--base-url", server.base_url, "--no-trace"]
+        )
+        assert [r.get("stream") for r in server.requests] == [True, True]
+    lines = done.output.splitlines()
+    assert done.exit_code == 0
+    assert lines[lines.index("  Let me compute.") + 1].startswith("step 1 tool_calls")
+    assert "  It is 42." in lines and lines[lines.index("  It is 42.") + 1].startswith("step 2 answer")

@@ -24,7 +24,7 @@ from .batch import batch_command
 from .doctor import doctor_command
 from .eval import eval_bfcl_command
 from .trace import replay_command, trace_app
-from .view import err, out, show_result, show_step
+from .view import LiveView, err, out, show_result
 
 __all__ = ["app"]
 
@@ -121,14 +121,15 @@ def run_command(
 
 
 async def _drive(loop: Loop, prompt: str, *, live: bool) -> RunResult:
-    run = loop.iter(prompt)
-    if live:
-        out.print(f"[dim]{run.trace_id} · model {loop.model.name} · tools {', '.join(loop.registry)}[/]")
-    async for step in run:
-        if live:
-            show_step(step)
-    assert run.result is not None
-    return run.result
+    if not live:
+        return await loop.run(prompt)
+    view = LiveView()
+    async with loop.stream(prompt) as events:
+        out.print(f"[dim]{events.trace_id} · model {loop.model.name} · tools {', '.join(loop.registry)}[/]")
+        async for event in events:
+            view(event)
+    assert events.result is not None
+    return events.result
 
 
 def _approver(yes: bool) -> Callable[[ToolCall], Awaitable[bool]]:

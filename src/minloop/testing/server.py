@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 
-from .sse import event, sse_chunks
+from .sse import sse_chunks, write_events
 
 __all__ = ["ChatServer", "Fault", "completion"]
 
@@ -128,10 +128,11 @@ def _handler_for(server: ChatServer) -> type[BaseHTTPRequestHandler]:
             if reply is None:
                 self._send(500, b'{"error": {"message": "script exhausted"}}')
             elif isinstance(reply, Fault) and reply.stream:
-                self._stream(sse_chunks(reply.message, server.chunk_size), reply)
+                chunks = sse_chunks(reply.message, server.chunk_size)
+                write_events(self, chunks, broken=reply.stream, after=reply.after, delay=reply.delay)
             elif body.get("stream") and not isinstance(reply, Fault):
                 chunks = reply if isinstance(reply, list) else sse_chunks(reply, server.chunk_size)
-                self._stream(chunks, None)
+                write_events(self, chunks)
             elif isinstance(reply, list):
                 self._send(500, b'{"error": {"message": "a list of chunks needs a streamed request"}}')
             elif isinstance(reply, Fault):
@@ -157,29 +158,6 @@ def _handler_for(server: ChatServer) -> type[BaseHTTPRequestHandler]:
                     self.close_connection = True
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the client gave up (timeout tests)
-
-        def _stream(self, chunks: list[dict[str, Any]], fault: Fault | None) -> None:
-            try:
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.send_header("Transfer-Encoding", "chunked")
-                self.end_headers()
-                for i, item in enumerate([*map(event, chunks), b"data: [DONE]\n\n"]):
-                    if fault is not None and i == fault.after:
-                        if fault.stream == "malformed":
-                            self._chunk(b"this line is not an event\n\n")
-                            continue
-                        time.sleep(fault.delay if fault.stream == "stall" else 0.0)
-                        self.close_connection = True  # cut: no end of the chunked body
-                        return
-                    self._chunk(item)
-                self.wfile.write(b"0\r\n\r\n")
-            except (BrokenPipeError, ConnectionResetError):
-                pass  # the client gave up (stall tests)
-
-        def _chunk(self, data: bytes) -> None:
-            self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
-            self.wfile.flush()
 
         def log_message(self, *_: Any) -> None:
             pass

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import time
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from ..streaming import ArgumentsDelta, TextDelta, ToolCallStarted, deltas_of
 
-__all__ = ["chunk", "event", "sse_chunks"]
+__all__ = ["chunk", "event", "sse_chunks", "write_events"]
 
 
 def chunk(delta: dict[str, Any] | None, finish: str | None = None, **extra: Any) -> dict[str, Any]:
@@ -53,3 +54,38 @@ def event(data: dict[str, Any] | str) -> bytes:
     """One ``data:`` event."""
     text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
     return f"data: {text}\n\n".encode()
+
+
+def write_events(
+    handler: BaseHTTPRequestHandler,
+    chunks: list[dict[str, Any]],
+    *,
+    broken: str | None = None,
+    after: int = 0,
+    delay: float = 0.0,
+) -> None:
+    """Send ``chunks`` then ``[DONE]`` as a chunked ``text/event-stream`` body. ``broken`` breaks it
+    at event ``after``: ``"malformed"`` sends a line that is not an event instead, ``"cut"``
+    closes the connection mid-body, ``"stall"`` waits ``delay`` seconds first."""
+    try:
+        handler.send_response(200)
+        handler.send_header("Content-Type", "text/event-stream")
+        handler.send_header("Transfer-Encoding", "chunked")
+        handler.end_headers()
+        for i, item in enumerate([*map(event, chunks), b"data: [DONE]\n\n"]):
+            if broken and i == after:
+                if broken == "malformed":
+                    _write_chunk(handler, b"this line is not an event\n\n")
+                    continue
+                time.sleep(delay if broken == "stall" else 0.0)
+                handler.close_connection = True  # no end of the chunked body: the stream is cut
+                return
+            _write_chunk(handler, item)
+        handler.wfile.write(b"0\r\n\r\n")
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # the client gave up (stall tests)
+
+
+def _write_chunk(handler: BaseHTTPRequestHandler, data: bytes) -> None:
+    handler.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+    handler.wfile.flush()
