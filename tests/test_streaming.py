@@ -169,11 +169,15 @@ def test_a_reader_that_leaves_mid_answer_cancels_the_run_and_the_trace_is_kept(
 ) -> None:
     sink, store = RecordingSink(), SQLiteSink(tmp_path / "t.db")
     loop = Loop(
-        ScriptedModel([reply(None, call("add", {"a": 1, "b": 1})), "One and one make two."], chunk_size=2),
+        ScriptedModel(
+            [reply(None, call("add", {"a": 1, "b": 1})), "One and one make two, as the tool said."],
+            chunk_size=2,
+        ),
         [add],
         sinks=[sink, store],
     )
     seen: list[StreamEvent] = []
+    writing = asyncio.Event()
 
     async def read(stream: Any) -> None:
         async for event in stream:
@@ -181,13 +185,14 @@ def test_a_reader_that_leaves_mid_answer_cancels_the_run_and_the_trace_is_kept(
             if isinstance(event, TextDelta) and how == "break":
                 break
             if isinstance(event, TextDelta):
+                writing.set()
                 await asyncio.Event().wait()  # the reader waits until it is cancelled
 
     async def main() -> RunResult | None:
         async with loop.stream("1 + 1?") as stream:
             reader = asyncio.create_task(read(stream))
-            await asyncio.sleep(0.05)
             if how == "cancel":
+                await writing.wait()  # the model is still writing its answer
                 reader.cancel()
             await asyncio.gather(reader, return_exceptions=True)
         return stream.result

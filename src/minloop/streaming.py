@@ -181,6 +181,9 @@ async def _consume(
     return response, frozenset(announced), wrote
 
 
+BUFFER = 64  # events a run may get ahead of its reader
+
+
 @dataclass(frozen=True, slots=True)
 class _Failed:
     error: BaseException
@@ -190,7 +193,7 @@ class LoopStream:
     """What ``loop.stream(prompt)`` returns: ``async with loop.stream(...) as events:
     async for event in events: ...``.
 
-    The run is driven by a task of its own, at most one event ahead of the reader. Leaving the
+    The run is driven by a task of its own, at most ``BUFFER`` events ahead of the reader. Leaving the
     ``async with`` block, ``aclose()``, or cancelling the reading task before ``RunEnd``
     cancels the run. ``result`` holds the ``RunResult`` once the run ended; ``run`` is the
     underlying ``LoopRun`` (its ``messages`` are the live transcript).
@@ -198,7 +201,7 @@ class LoopStream:
 
     def __init__(self, run: LoopRun) -> None:
         self.run = run
-        self._queue: asyncio.Queue[StreamEvent | _Failed] = asyncio.Queue(maxsize=1)
+        self._queue: asyncio.Queue[StreamEvent | _Failed] = asyncio.Queue(maxsize=BUFFER)
         self._task: asyncio.Task[None] | None = None
         run.state.listener = self._queue.put
 

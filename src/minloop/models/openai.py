@@ -27,7 +27,7 @@ from ..exceptions import ModelError, ModelHTTPError, TranscriptError
 from ..guard import ensure_not_in_tool
 from ..messages import Message
 from .base import ModelRequest, ModelResponse, Usage
-from .sse import ChatStream, read_events, stream_body, stream_failure
+from .sse import ChatStream, stream_body, stream_failure
 
 if TYPE_CHECKING:
     from ..streaming import ModelDelta
@@ -152,8 +152,9 @@ class OpenAIModel:
             try:
                 async with client.stream("POST", self.url, content=body) as resp:
                     if resp.status_code < 400:
-                        async for delta in read_events(resp, chat):
-                            yield delta
+                        async for line in resp.aiter_lines():  # to the end: the connection is reused
+                            for delta in chat.feed_line(line) if not chat.done else ():
+                                yield delta
                         yield chat.response()
                         return
                     await resp.aread()
@@ -201,7 +202,7 @@ def request_body(model: str, request: ModelRequest, extra: dict[str, Any]) -> di
 
 def _encoded(body: dict[str, Any]) -> bytes:
     try:
-        return json.dumps(body, ensure_ascii=False).encode()
+        return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
     except (TypeError, ValueError) as exc:
         raise TranscriptError(
             None, "not_json_serialisable", f"the request cannot be sent as JSON: {exc}"

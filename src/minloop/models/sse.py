@@ -14,7 +14,6 @@ error sent mid-stream, a stream that ends before the reply is complete.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,7 +23,7 @@ from ..exceptions import ModelError
 from ..streaming import ArgumentsDelta, ModelDelta, TextDelta, ToolCallStarted
 from .base import ModelResponse, Usage
 
-__all__ = ["ChatStream", "read_events", "stream_body", "stream_failure"]
+__all__ = ["ChatStream", "stream_body", "stream_failure"]
 
 IGNORED_FIELDS = frozenset({"event", "id", "retry"})
 
@@ -140,15 +139,6 @@ class ChatStream:
                 for _, c in sorted(self.calls.items())
             ]
         return ModelResponse(message=message, usage=self.usage)
-
-
-async def read_events(response: httpx.Response, chat: ChatStream) -> AsyncIterator[ModelDelta]:
-    """The deltas of an HTTP response's event stream, until ``[DONE]`` or the end of the body."""
-    async for line in response.aiter_lines():
-        for delta in chat.feed_line(line):
-            yield delta
-        if chat.done:
-            return
 
 
 def stream_failure(exc: httpx.TransportError, chat: ChatStream, timeout: float) -> str:
