@@ -238,3 +238,16 @@ def test_a_developer_error_in_the_run_reaches_the_reader() -> None:
 
     with pytest.raises(RuntimeError, match="bug in the model adapter"):
         asyncio.run(main())
+
+
+def test_a_stream_left_unread_ends_the_run_as_cancelled() -> None:
+    sink = RecordingSink()
+
+    async def main() -> RunResult | None:
+        async with Loop(script(), [add], sinks=[sink]).stream("What is 2 + 3?") as events:
+            pass
+        return events.result
+
+    result = asyncio.run(main())
+    assert result is not None and (result.status, result.steps) == ("cancelled", ())
+    assert sink.kinds() == [("run_start", 0), ("run_end", 0)]

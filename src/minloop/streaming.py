@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from .exceptions import ModelError
@@ -152,8 +152,16 @@ async def stream_reply(model: Model, request: ModelRequest, publish: Listener, s
     else:
         response, announced, wrote = await _consume(stream(request), publish, step, model.name)
     for delta in deltas_of(response.message, text=not wrote, skip=announced):
-        await publish(replace(delta, step=step))
+        await publish(_numbered(delta, step))
     return response
+
+
+def _numbered(delta: ModelDelta, step: int) -> ModelDelta:
+    if isinstance(delta, TextDelta):
+        return TextDelta(delta.text, step)
+    if isinstance(delta, ArgumentsDelta):
+        return ArgumentsDelta(delta.index, delta.text, step)
+    return ToolCallStarted(delta.index, delta.id, delta.name, step)
 
 
 async def _consume(
@@ -171,7 +179,7 @@ async def _consume(
                 wrote = True
             elif isinstance(part, ToolCallStarted):
                 announced.add(part.index)
-            await publish(replace(part, step=step))
+            await publish(_numbered(part, step))
     finally:
         close = getattr(parts, "aclose", None)
         if close is not None:
@@ -238,6 +246,7 @@ class LoopStream:
             assert self.run.result is not None
             await self._queue.put(RunEnd(self.run.result, len(self.run.state.steps)))
         except asyncio.CancelledError:
+            self.run.cancel()  # cancelled between steps: the run has not ended yet
             raise
         except BaseException as exc:  # a developer's error: the reader raises it
             await self._queue.put(_Failed(exc))
@@ -251,6 +260,8 @@ class LoopStream:
         self._stop()
         if self._task is not None:
             await asyncio.wait([self._task])
+        else:  # never read: end the run that was started
+            self.run.cancel()
 
     async def __aenter__(self) -> LoopStream:
         return self
