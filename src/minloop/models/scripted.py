@@ -67,7 +67,7 @@ class ScriptedModel:
         return ModelResponse(message=json.loads(json.dumps(turn)))
 
     def stream(self, request: ModelRequest) -> AsyncIterator[ModelDelta | ModelResponse]:
-        return _chunked(self.call(request), self.chunk_size)
+        return _chunked(self.call, request, self.chunk_size)
 
     @property
     def remaining(self) -> int:
@@ -115,14 +115,16 @@ class FunctionModel:
         return ModelResponse(message=_assign_ids(_as_message(out), len(self.requests) - 1))
 
     def stream(self, request: ModelRequest) -> AsyncIterator[ModelDelta | ModelResponse]:
-        return _chunked(self.call(request), self.chunk_size)
+        return _chunked(self.call, request, self.chunk_size)
 
 
-async def _chunked(reply: Awaitable[ModelResponse], size: int) -> AsyncIterator[ModelDelta | ModelResponse]:
+async def _chunked(
+    call: Callable[[ModelRequest], Awaitable[ModelResponse]], request: ModelRequest, size: int
+) -> AsyncIterator[ModelDelta | ModelResponse]:
     """The reply in pieces of ``size`` characters, each after a turn of the event loop."""
     from ..streaming import deltas_of  # the streaming module imports this package's base
 
-    response = await reply
+    response = await call(request)
     for delta in deltas_of(response.message, size):
         await asyncio.sleep(0)
         yield delta
