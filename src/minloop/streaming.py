@@ -21,7 +21,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from .exceptions import ModelError
+from .exceptions import MinloopError, ModelError
 from .models.base import ModelResponse
 
 if TYPE_CHECKING:
@@ -201,9 +201,9 @@ class LoopStream:
     """What ``loop.stream(prompt)`` returns: ``async with loop.stream(...) as events:
     async for event in events: ...``.
 
-    The run is driven by a task of its own, at most ``BUFFER`` events ahead of the reader. Leaving the
-    ``async with`` block, ``aclose()``, or cancelling the reading task before ``RunEnd``
-    cancels the run. ``result`` holds the ``RunResult`` once the run ended; ``run`` is the
+    The run is driven by a task of its own, at most ``BUFFER`` events ahead of the reader.
+    Leaving the ``async with`` block, ``aclose()``, or cancelling the reading task before
+    ``RunEnd`` cancels the run. ``result`` holds the ``RunResult`` once the run ended; ``run`` is the
     underlying ``LoopRun`` (its ``messages`` are the live transcript).
     """
 
@@ -223,7 +223,7 @@ class LoopStream:
 
     def __aiter__(self) -> AsyncIterator[StreamEvent]:
         if self._task is not None:
-            raise RuntimeError("a LoopStream can be iterated only once")
+            raise MinloopError("a LoopStream can be read only once")
         self._task = asyncio.create_task(self._drive())
         return self._events()
 
@@ -248,7 +248,7 @@ class LoopStream:
         except asyncio.CancelledError:
             self.run.cancel()  # cancelled between steps: the run has not ended yet
             raise
-        except BaseException as exc:  # a developer's error: the reader raises it
+        except Exception as exc:  # a developer's error: the reader raises it
             await self._queue.put(_Failed(exc))
 
     def _stop(self) -> None:
