@@ -251,3 +251,26 @@ def test_a_stream_left_unread_ends_the_run_as_cancelled() -> None:
     result = asyncio.run(main())
     assert result is not None and (result.status, result.steps) == ("cancelled", ())
     assert sink.kinds() == [("run_start", 0), ("run_end", 0)]
+
+
+def test_a_run_cancelled_while_it_waits_to_hand_over_a_step_still_ends_as_cancelled(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import minloop.streaming
+
+    monkeypatch.setattr(minloop.streaming, "BUFFER", 1)
+    sink = RecordingSink()
+    blank = FunctionModel(lambda r: {"content": None})  # no deltas: a step hands over only its StepEnd
+
+    async def main() -> RunResult | None:
+        async with Loop(blank, sinks=[sink], max_steps=5).stream("hi") as stream:
+            events = stream.__aiter__()  # starts the run; nothing is read
+            await asyncio.sleep(0.05)  # step 1's StepEnd fills the buffer, step 2's waits
+            assert len(stream.run.steps) == 2 and stream.result is None
+            await events.aclose()
+        return stream.result
+
+    result = asyncio.run(main())
+    assert result is not None and result.status == "cancelled"
+    assert [s.decision for s in result.steps] == ["blank", "blank"]
+    assert sink.kinds()[-2:] == [("step_end", 2), ("run_end", 2)]
