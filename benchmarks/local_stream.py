@@ -1,9 +1,10 @@
 """When does a reader see the embedded model's answer? Time to the first text delta against the
 time to the whole answer, streamed runs on the bundled 0.5B model (run it under the CPU lock).
 
-    flock /tmp/minloop-cpu.lock .venv/bin/python benchmarks/local_stream.py [--repeats 3]
+    flock /tmp/minloop-cpu.lock .venv/bin/python benchmarks/local_stream.py
 
-Each prompt is asked ``--repeats`` times after one warm-up; the figures are medians.
+One warm-up run, then each prompt once: the system prompt and the tools are in the KV cache,
+the user's message is new, as in a conversation.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ PROMPTS = (
     "Say hello to Ada in one short sentence.",
     "Explain in two sentences what a unit test is.",
     "用两句话解释什么是单元测试。",
+    "Name three colours of the rainbow.",
+    "What is the capital of France? Answer in one sentence.",
 )
 
 
