@@ -17,6 +17,7 @@ cancelling the task that reads the events) before ``RunEnd`` cancels the run: it
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
@@ -197,6 +198,32 @@ class _Failed:
     error: BaseException
 
 
+class _Channel:
+    """Events handed from the run's task to its reader, at most ``size`` waiting."""
+
+    def __init__(self, size: int) -> None:
+        self.items: deque[StreamEvent | _Failed] = deque()
+        self.size = size
+        self.reader: asyncio.Future[None] | None = None
+        self.writer: asyncio.Future[None] | None = None
+
+    async def put(self, item: StreamEvent | _Failed) -> None:
+        while len(self.items) >= self.size:
+            self.writer = asyncio.get_running_loop().create_future()
+            await self.writer
+        self.items.append(item)
+        if self.reader is not None and not self.reader.done():
+            self.reader.set_result(None)
+
+    async def get(self) -> StreamEvent | _Failed:
+        while not self.items:
+            self.reader = asyncio.get_running_loop().create_future()
+            await self.reader
+        if self.writer is not None and not self.writer.done():
+            self.writer.set_result(None)
+        return self.items.popleft()
+
+
 class LoopStream:
     """What ``loop.stream(prompt)`` returns: ``async with loop.stream(...) as events:
     async for event in events: ...``.
@@ -209,7 +236,7 @@ class LoopStream:
 
     def __init__(self, run: LoopRun) -> None:
         self.run = run
-        self._queue: asyncio.Queue[StreamEvent | _Failed] = asyncio.Queue(maxsize=BUFFER)
+        self._queue = _Channel(BUFFER)
         self._task: asyncio.Task[None] | None = None
         run.state.listener = self._queue.put
 
