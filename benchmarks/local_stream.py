@@ -46,21 +46,23 @@ async def timed(loop: Loop, prompt: str) -> tuple[float, float, int]:
     return (first or time.perf_counter()) - start, time.perf_counter() - start, deltas
 
 
-async def main(repeats: int) -> None:
+async def main() -> None:
     loop = Loop(LocalModel(max_tokens=96), [add])
     loop.model.load()  # type: ignore[attr-defined]
-    print(f"{os.cpu_count()} cores, LocalModel(max_tokens=96), tools offered: add; medians of {repeats}\n")
+    await timed(loop, "Hi.")  # warm: the system prompt and the tools are in the KV cache from here on
+    print(f"{os.cpu_count()} cores, LocalModel(max_tokens=96), tools offered: add\n")
     print(f"{'prompt':<48} {'first text s':>12} {'whole s':>8} {'deltas':>7}")
+    firsts, wholes = [], []
     for prompt in PROMPTS:
-        await timed(loop, prompt)  # warm: the prompt prefix is in the KV cache from here on
-        runs = [await timed(loop, prompt) for _ in range(repeats)]
-        first, whole, deltas = (statistics.median(x) for x in zip(*runs, strict=True))
-        print(f"{prompt[:46]:<48} {first:>12.2f} {whole:>8.2f} {deltas:>7.0f}")
+        first, whole, deltas = await timed(loop, prompt)
+        firsts.append(first)
+        wholes.append(whole)
+        print(f"{prompt[:46]:<48} {first:>12.2f} {whole:>8.2f} {deltas:>7}")
+    print(f"{'median':<48} {statistics.median(firsts):>12.2f} {statistics.median(wholes):>8.2f}")
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(
+    argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--repeats", type=int, default=3)
-    asyncio.run(main(parser.parse_args().repeats))
+    ).parse_args()
+    asyncio.run(main())
