@@ -202,7 +202,7 @@ def request_body(model: str, request: ModelRequest, extra: dict[str, Any]) -> di
 
 def _encoded(body: dict[str, Any]) -> bytes:
     try:
-        return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+        return json.dumps(body, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
     except (TypeError, ValueError) as exc:
         raise TranscriptError(
             None, "not_json_serialisable", f"the request cannot be sent as JSON: {exc}"
