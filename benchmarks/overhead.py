@@ -9,6 +9,10 @@ Contenders, each measured in its own subprocess (so peak RSS is its own):
 * ``minloop``: ``Loop(OpenAIModel(...), [add])`` with an async tool,
 * ``minloop-sync``: the same with a sync tool (minloop runs it in a daemon thread).
 
+Streaming rows (``--streaming-only`` for just these): ``minloop-stream`` (``loop.stream``)
+against ``httpx-stream`` (a raw loop reading server-sent events), N = 0, 1 and 8, per-step time
+and the time from a run's start to its first text delta. Target: <= 1.15x per step.
+
 Every run makes N tool rounds (N = 1 and 8) and then gets an answer: N + 1 model calls, the
 steps. Sequential: ``--runs`` runs one after another. Concurrent: ``--concurrent`` runs at
 once. Each figure is the best of ``--repeats`` measurements, taken round-robin over the
@@ -22,10 +26,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import json
 import os
 import re
 import resource
+import statistics
 import subprocess
 import sys
 import time
@@ -99,6 +105,9 @@ class MockChat(asyncio.Protocol):
             self.buffer = self.buffer[end + 4 + length :]
             rounds = int(head.split(" ", 2)[1].split("/")[1][1:])
             key = (rounds, len(_TOOL_ROLE.findall(body)))
+            if _STREAMED.search(body):
+                self.transport.write(_sse_reply(*key))
+                continue
             if key not in self.cache:
                 self.cache[key] = _reply(*key)
             self.transport.write(self.cache[key])
@@ -295,6 +304,179 @@ def print_imports() -> None:
         print(f"  {label:<46} {ms:6.0f} ms  {ms / base:5.2f}x")
 
 
+# -- streaming rows -----------------------------------------------------------------------------
+# A streamed run (``loop.stream``) against a raw httpx streaming loop on the same mock server,
+# which answers a request with ``"stream": true`` as server-sent events: the answer in 8 text
+# pieces, a call as its id and name then its arguments in 6-character pieces, then the usage.
+
+STREAM_CONTENDERS = ("httpx-stream", "minloop-stream")
+_STREAMED = re.compile(rb'"stream":\s*true')
+ANSWER_PIECES = ("The ", "sums ", "are ", "in: ", "every ", "round ", "is ", "done.")
+
+
+def _chunk(delta: dict[str, Any] | None, finish: str | None = None, **extra: Any) -> dict[str, Any]:
+    choices = [] if delta is None else [{"index": 0, "delta": delta, "finish_reason": finish}]
+    return {
+        "id": "chatcmpl-mock",
+        "object": "chat.completion.chunk",
+        "model": "mock",
+        "choices": choices,
+        **extra,
+    }
+
+
+@functools.cache
+def _sse_reply(rounds_asked: int, rounds_done: int) -> bytes:
+    chunks = [_chunk({"role": "assistant", "content": ""})]
+    if rounds_done >= rounds_asked:
+        chunks += [_chunk({"content": piece}) for piece in ANSWER_PIECES]
+    else:
+        opening = {"index": 0, "id": f"call_{rounds_done}", "type": "function", "function": {"name": "add"}}
+        chunks.append(_chunk({"tool_calls": [opening]}))
+        args = json.dumps({"a": rounds_done, "b": 1})
+        chunks += [
+            _chunk({"tool_calls": [{"index": 0, "function": {"arguments": args[i : i + 6]}}]})
+            for i in range(0, len(args), 6)
+        ]
+    chunks.append(_chunk({}, "stop" if rounds_done >= rounds_asked else "tool_calls"))
+    chunks.append(_chunk(None, usage={"prompt_tokens": 20, "completion_tokens": 5, "total_tokens": 25}))
+    body = b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks) + b"data: [DONE]\n\n"
+    head = f"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: {len(body)}\r\n\r\n"
+    return head.encode() + body
+
+
+def httpx_stream_contender(base: str) -> Any:
+    """The raw loop, streaming: parse ``data:`` lines, put calls together by index."""
+    import httpx
+
+    client = httpx.AsyncClient(
+        limits=httpx.Limits(max_connections=None, max_keepalive_connections=100), timeout=60
+    )
+    body = {"model": "mock", "tools": TOOLS, "stream": True, "stream_options": {"include_usage": True}}
+
+    async def reply(messages: list[dict[str, Any]], clock: dict[str, float]) -> dict[str, Any]:
+        text: list[str] = []
+        calls: dict[int, dict[str, str]] = {}
+        async with client.stream(
+            "POST", f"{base}/chat/completions", json={**body, "messages": messages}
+        ) as resp:
+            resp.raise_for_status()
+            async for line in resp.aiter_lines():
+                if not line.startswith("data: ") or line == "data: [DONE]":
+                    continue
+                for choice in json.loads(line[6:])["choices"]:
+                    delta = choice["delta"]
+                    if delta.get("content"):
+                        clock.setdefault("first", time.perf_counter())
+                        text.append(delta["content"])
+                    for frag in delta.get("tool_calls") or ():
+                        call = calls.setdefault(frag["index"], {"id": "", "name": "", "arguments": ""})
+                        fn = frag.get("function") or {}
+                        call["id"] += frag.get("id") or ""
+                        call["name"] += fn.get("name") or ""
+                        call["arguments"] += fn.get("arguments") or ""
+        message: dict[str, Any] = {"role": "assistant", "content": "".join(text) or None}
+        if calls:
+            message["tool_calls"] = [
+                {
+                    "id": c["id"],
+                    "type": "function",
+                    "function": {"name": c["name"], "arguments": c["arguments"]},
+                }
+                for _, c in sorted(calls.items())
+            ]
+        return message
+
+    async def run() -> int:
+        messages: list[dict[str, Any]] = [{"role": "user", "content": "Add things."}]
+        clock = {"start": time.perf_counter()}
+        for step in range(1, 20):
+            message = await reply(messages, clock)
+            messages.append(message)
+            if not message.get("tool_calls"):
+                run.first_delta.append(clock["first"] - clock["start"])  # type: ignore[attr-defined]
+                return step
+            for call in message["tool_calls"]:
+                result = add(**json.loads(call["function"]["arguments"]))
+                messages.append(
+                    {"role": "tool", "tool_call_id": call["id"], "content": json.dumps({"result": result})}
+                )
+        raise RuntimeError("no answer")
+
+    run.first_delta = []  # type: ignore[attr-defined]
+    return run
+
+
+def minloop_stream_contender(base: str) -> Any:
+    from minloop import Loop, tool
+    from minloop.models.openai import OpenAIModel
+    from minloop.streaming import TextDelta
+
+    loop = Loop(
+        OpenAIModel("mock", base_url=base, max_retries=0), [tool(add_async, name="add")], max_steps=20
+    )
+
+    async def run() -> int:
+        start, first = time.perf_counter(), None
+        async with loop.stream("Add things.") as events:
+            async for event in events:
+                if first is None and isinstance(event, TextDelta):
+                    first = time.perf_counter()
+        result = events.result
+        assert result is not None and result.status == "success" and first is not None, result
+        run.first_delta.append(first - start)  # type: ignore[attr-defined]
+        return len(result.steps)
+
+    run.first_delta = []  # type: ignore[attr-defined]
+    return run
+
+
+async def measure_stream(name: str, base: str, runs: int) -> dict[str, float]:
+    run = httpx_stream_contender(base) if name == "httpx-stream" else minloop_stream_contender(base)
+    for _ in range(10):  # warm: imports, connection, caches
+        await run()
+    run.first_delta.clear()
+    wall, cpu, steps = time.perf_counter(), time.process_time(), 0
+    for _ in range(runs):
+        steps += await run()
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    return {
+        "ms_per_step": wall * 1000 / steps,
+        "cpu_ms_per_step": cpu * 1000 / steps,
+        "first_delta_ms": statistics.median(run.first_delta) * 1000,
+    }
+
+
+def stream_worker(name: str, port: int, rounds: int, runs: int) -> dict[str, float]:
+    cmd = [sys.executable, __file__, "--stream-worker", name, "--port", str(port), "--rounds", str(rounds)]
+    done = subprocess.run([*cmd, "--runs", str(runs)], capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def stream_bench(port: int, args: argparse.Namespace) -> None:
+    """Per-step time and time to the first text delta (median per run), streamed, sequential runs."""
+    print(
+        f"\nstreaming, {args.runs} sequential runs, best of {args.repeats}:\n"
+        f"{'N':>2} {'contender':<15} {'ms/step':>8} {'x httpx':>8} {'CPU ms/step':>12} "
+        f"{'first text ms':>14} {'x httpx':>8}"
+    )
+    for rounds in (0, 1, 8):
+        best: dict[str, dict[str, float]] = {}
+        for _ in range(args.repeats):
+            for name in STREAM_CONTENDERS:
+                got = stream_worker(name, port, rounds, args.runs)
+                old = best.get(name, got)
+                best[name] = {k: min(v, old[k]) for k, v in got.items()}
+        base = best["httpx-stream"]
+        for name in STREAM_CONTENDERS:
+            b = best[name]
+            print(
+                f"{rounds:>2} {name:<15} {b['ms_per_step']:>8.3f} {b['ms_per_step'] / base['ms_per_step']:>7.2f}x "
+                f"{b['cpu_ms_per_step']:>12.3f} {b['first_delta_ms']:>14.3f} "
+                f"{b['first_delta_ms'] / base['first_delta_ms']:>7.2f}x"
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -304,6 +486,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--sequential-only", action="store_true", help="skip the concurrent rows")
     parser.add_argument("--imports-only", action="store_true", help="only the import times")
+    parser.add_argument("--streaming-only", action="store_true", help="only the streaming rows")
+    parser.add_argument("--stream-worker", choices=STREAM_CONTENDERS, help=argparse.SUPPRESS)
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--worker", choices=CONTENDERS, help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
@@ -315,6 +499,10 @@ def main() -> None:
         return
     if args.imports_only:
         print_imports()
+        return
+    if args.stream_worker:
+        base = f"http://127.0.0.1:{args.port}/n{args.rounds}/v1"
+        print(json.dumps(asyncio.run(measure_stream(args.stream_worker, base, args.runs))))
         return
     if args.worker:
         base = f"http://127.0.0.1:{args.port}/n{args.rounds}/v1"
@@ -329,7 +517,9 @@ def main() -> None:
         print(
             f"mock server pid {server.pid} on 127.0.0.1:{port}; {os.cpu_count()} cores; best of {args.repeats}\n"
         )
-        bench(port, args)
+        if not args.streaming_only:
+            bench(port, args)
+        stream_bench(port, args)
     finally:
         server.stdin.close()  # type: ignore[union-attr]
         server.wait(timeout=10)

@@ -18,8 +18,9 @@ from .execute import ErrorCode, ToolResult
 from .log import TraceIdFilter, new_trace_id
 from .loop import Loop, run, run_sync
 from .messages import Message, ToolCall, check_transcript
-from .models.base import Model, ModelRequest, ModelResponse, Usage
+from .models.base import Model, ModelRequest, ModelResponse, StreamingModel, Usage
 from .result import RunResult, Status, Step
+from .streaming import LoopStream
 from .tools import Tool, tool, tool_from_schema
 
 __version__ = "0.1.0"
@@ -30,6 +31,7 @@ __all__ = [
     "ErrorCode",
     "Loop",
     "LoopRun",
+    "LoopStream",
     "Message",
     "MinloopError",
     "MissingDependencyError",
@@ -44,6 +46,7 @@ __all__ = [
     "ScriptError",
     "Status",
     "Step",
+    "StreamingModel",
     "Tool",
     "ToolCall",
     "ToolDefinitionError",

@@ -65,7 +65,7 @@ class LoopRun:
         try:
             outcome = await self.loop.step(self.state)
         except asyncio.CancelledError:
-            self._finish("cancelled", self._last_assistant(), "the run was cancelled")
+            self.cancel()
             raise
         match outcome:
             case Continue():
@@ -79,6 +79,12 @@ class LoopRun:
         if len(self.state.steps) == before:
             raise StopAsyncIteration
         return self.state.steps[-1]
+
+    def cancel(self) -> None:
+        """End the run here with status ``cancelled``, unless it has ended already (what a
+        cancelled driver does; for a caller that stops driving between steps)."""
+        if self.result is None:
+            self._finish("cancelled", self._last_assistant(), "the run was cancelled")
 
     def _finish(self, status: Status, final: Message | None, error: str | None) -> None:
         s = self.state

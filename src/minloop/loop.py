@@ -30,6 +30,7 @@ from .models.base import Model, ModelRequest, ToolChoice
 from .redact import Redactor
 from .result import RunResult, Step
 from .state import Continue, Final, Outcome, Prompt, Reply, RunState, Stop
+from .streaming import LoopStream, ToolCallFinished, ToolCallResult, stream_reply
 from .tools import Tool, tool
 
 __all__ = ["Executor", "Loop", "run", "run_sync"]
@@ -112,6 +113,11 @@ class Loop:
         tracer = Tracer(trace_id, self.sinks, self.redact)
         return LoopRun(self, RunState(messages, trace_id, log, tracer, calls, deadline))
 
+    def stream(self, prompt: str | Sequence[Message]) -> LoopStream:
+        """Start a run to watch as it happens: ``async with loop.stream(...) as events:
+        async for event in events: ...`` (see ``minloop.streaming``)."""
+        return LoopStream(self.iter(prompt))
+
     async def run(self, prompt: str | Sequence[Message]) -> RunResult:
         """Run to the end and return the result. If the task running it is cancelled, this raises
         ``CancelledError`` instead; to read the ``cancelled`` result, drive ``self.iter(prompt)``
@@ -192,7 +198,10 @@ class Loop:
     async def call_model(self, request: ModelRequest, state: RunState) -> Reply:
         started = time.perf_counter()
         try:
-            response = await self.model.call(request)
+            if state.listener is None:
+                response = await self.model.call(request)
+            else:
+                response = await stream_reply(self.model, request, state.listener, state.index)
         except ModelError as exc:
             state.tracer.emit("model_response", state.index, error=f"{type(exc).__name__}: {exc}")
             raise
@@ -221,6 +230,9 @@ class Loop:
                 timeout=known.timeout if known else None,
                 **where,
             )
+        listener = state.listener
+        for c in decision.calls if listener else ():
+            await listener(ToolCallFinished(c, state.index))  # type: ignore[misc]
         token = current_trace_id.set(state.trace_id)
         try:
             results = await self.executor(decision.calls, state)
@@ -228,6 +240,8 @@ class Loop:
             current_trace_id.reset(token)
         for r in results if state.tracer.sinks else ():
             state.tracer.emit("tool_result", state.index, **asdict(r))
+        for r in results if listener else ():
+            await listener(ToolCallResult(r, state.index))  # type: ignore[misc]
         return results
 
     def inject(

@@ -16,6 +16,7 @@ from .execute import ExecContext
 from .messages import Message, TranscriptChecker
 from .models.base import ModelRequest, ModelResponse
 from .result import Status, Step
+from .streaming import Listener
 
 __all__ = ["Continue", "Final", "Outcome", "Prompt", "Reply", "RunState", "Stop"]
 
@@ -75,6 +76,7 @@ class RunState:
     token_ratio: float = 1.0  # provider tokens / our estimate, from the last call's usage
     started: float = field(default_factory=time.perf_counter)
     check: TranscriptChecker = field(default_factory=TranscriptChecker)
+    listener: Listener | None = None  # someone watching the run as a stream (``Loop.stream``)
 
     @property
     def index(self) -> int:

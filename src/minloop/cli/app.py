@@ -26,7 +26,7 @@ from .batch import batch_command
 from .doctor import doctor_command
 from .eval import eval_bfcl_command
 from .trace import replay_command, trace_app
-from .view import err, out, show_result, show_step
+from .view import LiveView, err, out, show_result
 
 __all__ = ["app"]
 
@@ -135,14 +135,17 @@ async def _drive(loop: Loop, prompt: str, *, live: bool, servers: Sequence[str] 
     async with AsyncExitStack() as stack:
         if servers:
             loop = await _with_mcp(loop, servers, stack)
-        run = loop.iter(prompt)
-        if live:
-            out.print(f"[dim]{run.trace_id} · model {loop.model.name} · tools {', '.join(loop.registry)}[/]")
-        async for step in run:
-            if live:
-                show_step(step, loop.registry)
-        assert run.result is not None
-        return run.result
+        if not live:
+            return await loop.run(prompt)
+        view = LiveView(loop.registry)
+        async with loop.stream(prompt) as events:
+            out.print(
+                f"[dim]{events.trace_id} · model {loop.model.name} · tools {', '.join(loop.registry)}[/]"
+            )
+            async for event in events:
+                view(event)
+        assert events.result is not None
+        return events.result
 
 
 async def _with_mcp(loop: Loop, servers: Sequence[str], stack: AsyncExitStack) -> Loop:

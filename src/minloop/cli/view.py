@@ -1,4 +1,4 @@
-"""What ``minloop run`` shows: each step as it happens, then the answer."""
+"""What ``minloop run`` shows: the model's text as it is written, each step as it ends, then the answer."""
 
 from __future__ import annotations
 
@@ -10,9 +10,10 @@ from rich.panel import Panel
 from rich.text import Text
 
 from ..result import RunResult, Step
+from ..streaming import StepEnd, StreamEvent, TextDelta
 from ..tools import Tool
 
-__all__ = ["err", "out", "show_result", "show_step"]
+__all__ = ["LiveView", "err", "out", "show_result", "show_step"]
 
 out = Console()
 err = Console(stderr=True)
@@ -57,3 +58,25 @@ def show_result(result: RunResult) -> None:
     body = result.output or result.error or "(no answer)"
     subtitle = f"{len(result.steps)} steps · {result.usage.total_tokens} tokens · {result.duration:.2f}s"
     out.print(Panel(body, title=f"[{style}]{result.status}[/] · {result.trace_id}", subtitle=subtitle))
+
+
+class LiveView:
+    """Shows a streamed run: text as it arrives (dimmed while the step may still call tools),
+    each step's summary when it ends."""
+
+    def __init__(self, registry: Mapping[str, Tool] | None = None) -> None:
+        self.writing = False
+        self.registry = registry
+
+    def __call__(self, event: StreamEvent) -> None:
+        if isinstance(event, TextDelta):
+            if not self.writing:
+                out.print("  ", end="")
+                self.writing = True
+            out.print(event.text, end="", markup=False, highlight=False, soft_wrap=True)
+            return
+        if self.writing:
+            out.print()
+            self.writing = False
+        if isinstance(event, StepEnd):
+            show_step(event.record, self.registry)

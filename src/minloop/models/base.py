@@ -7,13 +7,16 @@ that can do that is a model: a remote endpoint, an embedded GGUF, a script for t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 from ..messages import Message
 
-__all__ = ["Model", "ModelRequest", "ModelResponse", "ToolChoice", "Usage"]
+if TYPE_CHECKING:
+    from ..streaming import ModelDelta
+
+__all__ = ["Model", "ModelRequest", "ModelResponse", "StreamingModel", "ToolChoice", "Usage"]
 
 ToolChoice: TypeAlias = Literal["auto", "none", "required"] | dict[str, Any]
 
@@ -67,3 +70,13 @@ class Model(Protocol):
     name: str
 
     async def call(self, request: ModelRequest) -> ModelResponse: ...
+
+
+@runtime_checkable
+class StreamingModel(Model, Protocol):
+    """A model that can also stream a reply: ``stream`` yields deltas as they are written
+    (``minloop.streaming.TextDelta``, ``ToolCallStarted``, ``ArgumentsDelta``) and ends with
+    the whole ``ModelResponse``, the same one ``call`` would return. It raises ``ModelError``
+    as ``call`` does; a stream that breaks off is an error, never a shorter reply."""
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelDelta | ModelResponse]: ...

@@ -6,6 +6,8 @@ plain POST is several times cheaper per step than the official SDK on loopback; 
 Chat Completion, 408/409/429/5xx) are retried with exponential backoff and jitter, honouring
 ``Retry-After``, at most ``max_retries`` times. ``OpenAIClientModel`` wraps a caller's own
 ``openai.AsyncOpenAI``.
+Both can stream (``stream``, see ``minloop.models.sse``); a stream is retried only while none of
+it was delivered.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ import json
 import os
 import random
 import time
-from typing import Any
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
@@ -24,6 +27,10 @@ from ..exceptions import ModelError, ModelHTTPError, TranscriptError
 from ..guard import ensure_not_in_tool
 from ..messages import Message
 from .base import ModelRequest, ModelResponse, Usage
+from .sse import ChatStream, stream_body, stream_failure
+
+if TYPE_CHECKING:
+    from ..streaming import ModelDelta
 
 __all__ = ["OpenAIClientModel", "OpenAIModel", "parse_completion", "request_body"]
 
@@ -129,6 +136,37 @@ class OpenAIModel:
             raise ModelHTTPError(resp.status_code, resp.text, url=self.url, note=note)
         return self._delay(attempt, resp.headers.get("retry-after"))
 
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelDelta | ModelResponse]:
+        """The reply as server-sent events: deltas as they arrive, then the whole ``ModelResponse``.
+
+        Connection errors and retryable statuses are retried as in ``call`` while nothing was
+        delivered; a stream cut or stalled (no data for ``timeout`` seconds) after that, or a
+        malformed line, raises ``ModelError``.
+        """
+        ensure_not_in_tool(self.name)
+        body = _encoded(stream_body(self.payload(request)))
+        client = self._client_for_loop()
+        for attempt in range(self.max_retries + 1):
+            last = attempt == self.max_retries
+            chat = ChatStream(self.url)
+            try:
+                async with client.stream("POST", self.url, content=body) as resp:
+                    if resp.status_code < 400:
+                        async for line in resp.aiter_lines():  # to the end: the connection is reused
+                            for delta in chat.feed_line(line) if not chat.done else ():
+                                yield delta
+                        yield chat.response()
+                        return
+                    await resp.aread()
+                    if last or resp.status_code not in RETRY_STATUSES:
+                        raise ModelHTTPError(resp.status_code, resp.text, url=self.url)
+                    delay = self._wait(resp, attempt)
+            except httpx.TransportError as exc:
+                if chat.delivered or last:
+                    raise ModelError(stream_failure(exc, chat, self.timeout)) from exc
+                delay = self._delay(attempt, None)
+            await asyncio.sleep(delay)
+
     def _delay(self, attempt: int, retry_after: str | None) -> float:
         hinted = _retry_after_seconds(retry_after)
         if hinted is not None:
@@ -160,6 +198,15 @@ def request_body(model: str, request: ModelRequest, extra: dict[str, Any]) -> di
         body["tools"] = list(request.tools)
         body["tool_choice"] = request.tool_choice
     return body
+
+
+def _encoded(body: dict[str, Any]) -> bytes:
+    try:
+        return json.dumps(body, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
+    except (TypeError, ValueError) as exc:
+        raise TranscriptError(
+            None, "not_json_serialisable", f"the request cannot be sent as JSON: {exc}"
+        ) from None
 
 
 def parse_completion(raw: bytes | str | dict[str, Any], url: str = "") -> ModelResponse:
@@ -221,3 +268,19 @@ class OpenAIClientModel:
         except Exception as exc:  # the SDK's own error types; keep the cause
             raise ModelError(f"{type(exc).__name__}: {exc}") from exc
         return parse_completion(completion.model_dump(exclude_none=True))
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelDelta | ModelResponse]:
+        """The reply streamed through the SDK (``stream=True``), reassembled as ``OpenAIModel`` does."""
+        ensure_not_in_tool(self.name)
+        chat = ChatStream(self.name)
+        body = stream_body(request_body(self.name, request, self.extra_body))
+        try:
+            chunks = await self.client.chat.completions.create(**body)
+            async for chunk in chunks:
+                for delta in chat.feed(chunk.model_dump(exclude_none=True)):
+                    yield delta
+        except ModelError:
+            raise
+        except Exception as exc:  # the SDK's own error types; keep the cause
+            raise ModelError(f"{type(exc).__name__}: {exc}") from exc
+        yield chat.response()

@@ -4,19 +4,26 @@
 often than scripted (at the call) or if its script is not used up (``assert_done()``, or on
 leaving its ``with`` block). Tool-call ids are filled in deterministically (``call_1``,
 ``call_2``, ...) so whole transcripts can be asserted.
+
+Both can stream (``stream``): each reply is cut into pieces of ``chunk_size`` characters, text
+first, then each call's name and arguments, so stream consumers can be tested offline.
 """
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import json
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..exceptions import ScriptError
 from ..guard import ensure_not_in_tool
 from ..messages import Message
 from .base import ModelRequest, ModelResponse
+
+if TYPE_CHECKING:
+    from ..streaming import ModelDelta
 
 __all__ = ["FunctionModel", "ScriptedModel", "call", "reply"]
 
@@ -40,8 +47,11 @@ def reply(content: str | None = None, *calls: dict[str, Any]) -> Message:
 class ScriptedModel:
     """Replays ``turns`` (assistant messages or plain strings) one per call."""
 
-    def __init__(self, turns: Sequence[Message | str], *, name: str = "scripted") -> None:
+    def __init__(
+        self, turns: Sequence[Message | str], *, name: str = "scripted", chunk_size: int = 8
+    ) -> None:
         self.name = name
+        self.chunk_size = chunk_size
         self.turns = [_assign_ids(_as_message(t), i) for i, t in enumerate(turns)]
         self.requests: list[ModelRequest] = []
 
@@ -55,6 +65,9 @@ class ScriptedModel:
         turn = self.turns[len(self.requests)]
         self.requests.append(request)
         return ModelResponse(message=json.loads(json.dumps(turn)))
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelDelta | ModelResponse]:
+        return _chunked(self.call, request, self.chunk_size)
 
     @property
     def remaining(self) -> int:
@@ -85,8 +98,9 @@ class FunctionModel:
     (to report ``usage``). Anything else raises ``ScriptError``.
     """
 
-    def __init__(self, fn: ModelFunction, *, name: str | None = None) -> None:
+    def __init__(self, fn: ModelFunction, *, name: str | None = None, chunk_size: int = 8) -> None:
         self.fn = fn
+        self.chunk_size = chunk_size
         self.name: str = name or str(getattr(fn, "__name__", "function"))
         self.requests: list[ModelRequest] = []
 
@@ -99,6 +113,22 @@ class FunctionModel:
         if isinstance(out, ModelResponse):
             return out
         return ModelResponse(message=_assign_ids(_as_message(out), len(self.requests) - 1))
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelDelta | ModelResponse]:
+        return _chunked(self.call, request, self.chunk_size)
+
+
+async def _chunked(
+    call: Callable[[ModelRequest], Awaitable[ModelResponse]], request: ModelRequest, size: int
+) -> AsyncIterator[ModelDelta | ModelResponse]:
+    """The reply in pieces of ``size`` characters, each after a turn of the event loop."""
+    from ..streaming import deltas_of  # the streaming module imports this package's base
+
+    response = await call(request)
+    for delta in deltas_of(response.message, size):
+        await asyncio.sleep(0)
+        yield delta
+    yield response
 
 
 def _as_message(turn: Message | str) -> Message:

@@ -2,7 +2,8 @@
 
 * ``ScriptedModel`` / ``FunctionModel``: models without a server.
 * ``ChatServer``: a real Chat Completions HTTP server on 127.0.0.1 that plays scripted
-  replies and faults (``Fault``), for testing HTTP paths end to end.
+  replies and faults (``Fault``), for testing HTTP paths end to end; streamed requests get
+  server-sent events, and ``Fault(stream=...)`` breaks a stream (malformed line, cut, stall).
 * Fault toolkit (``minloop.testing.faults``): tools that hang, raise, answer slowly, break
   their schema or flood their output; models that hallucinate tool names, send invalid
   arguments, blank replies or call tools forever; and the fault matrix the loop must survive.

@@ -3,6 +3,11 @@
 It answers ``POST /v1/chat/completions`` with scripted replies in order: an assistant message
 (wrapped into a completion), a full completion dict, a ``Fault`` (status, headers, raw body,
 delay), or a function of the request body returning one of those. Requests are recorded.
+
+A request with ``"stream": true`` gets the reply as server-sent events (``chunk_size``
+characters of text or arguments per chunk, then the usage, then ``[DONE]``); a list of chunk
+dicts is sent as is, and a ``Fault`` with ``stream`` breaks the stream on purpose: a malformed
+line, a connection cut, or a stall of ``delay`` seconds, after ``after`` chunks of ``message``.
 """
 
 from __future__ import annotations
@@ -13,7 +18,9 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Literal
+
+from .sse import sse_chunks, write_events
 
 __all__ = ["ChatServer", "Fault", "completion"]
 
@@ -27,9 +34,12 @@ class Fault:
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
     truncate: bool = False  # announce a longer Content-Length than is sent
+    stream: Literal["malformed", "cut", "stall"] | None = None  # break a streamed reply this way
+    message: dict[str, Any] = field(default_factory=lambda: {"content": "This answer never ends well."})
+    after: int = 3  # chunks of ``message`` sent before the stream breaks
 
 
-Reply = dict[str, Any] | Fault
+Reply = dict[str, Any] | Fault | list[dict[str, Any]]
 Script = Sequence[Reply | Callable[[dict[str, Any]], Reply]]
 
 
@@ -59,9 +69,10 @@ class ChatServer:
     the end of the script gets HTTP 500 and is counted in ``overrun``.
     """
 
-    def __init__(self, script: Script, *, repeat: bool = False) -> None:
+    def __init__(self, script: Script, *, repeat: bool = False, chunk_size: int = 4) -> None:
         self.script = list(script)
         self.repeat = repeat
+        self.chunk_size = chunk_size
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.overrun = 0
@@ -116,6 +127,14 @@ def _handler_for(server: ChatServer) -> type[BaseHTTPRequestHandler]:
             reply = server.next_reply(body, dict(self.headers))
             if reply is None:
                 self._send(500, b'{"error": {"message": "script exhausted"}}')
+            elif isinstance(reply, Fault) and reply.stream:
+                chunks = sse_chunks(reply.message, server.chunk_size)
+                write_events(self, chunks, broken=reply.stream, after=reply.after, delay=reply.delay)
+            elif body.get("stream") and not isinstance(reply, Fault):
+                chunks = reply if isinstance(reply, list) else sse_chunks(reply, server.chunk_size)
+                write_events(self, chunks)
+            elif isinstance(reply, list):
+                self._send(500, b'{"error": {"message": "a list of chunks needs a streamed request"}}')
             elif isinstance(reply, Fault):
                 time.sleep(reply.delay)
                 data = reply.body.encode() if isinstance(reply.body, str) else reply.body

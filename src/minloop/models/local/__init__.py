@@ -15,13 +15,14 @@ import asyncio
 import copy
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ...guard import ensure_not_in_tool
 from ...messages import Message
+from ...streaming import TextDelta
 from ..base import ModelRequest, ModelResponse, Usage
 from .decoding import (
     FORMAT_INSTRUCTION,
@@ -35,6 +36,7 @@ from .grounding import ground_calls
 from .prefix_cache import PrefixCache, model_identity, prefix_dir
 from .runtime import complete, get, load, post, relevance_of
 from .select import select_tools
+from .stream import TEXT_SINK
 
 __all__ = ["LocalModel"]
 
@@ -169,6 +171,30 @@ class LocalModel:
         if not chosen.found:
             return replace(request, tools=[], tool_choice="none")
         return replace(request, tools=chosen.tools)
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[TextDelta | ModelResponse]:
+        """``call``, with the answer's text yielded as it is generated (see ``.stream``)."""
+        loop = asyncio.get_running_loop()
+        pieces: asyncio.Queue[str | None] = asyncio.Queue()
+        stop = threading.Event()
+
+        def sink(piece: str) -> bool:
+            loop.call_soon_threadsafe(pieces.put_nowait, piece)
+            return stop.is_set()
+
+        token = TEXT_SINK.set(sink)
+        try:
+            task = asyncio.create_task(self.call(request))  # the task keeps a copy of the context
+        finally:
+            TEXT_SINK.reset(token)
+        task.add_done_callback(lambda _: pieces.put_nowait(None))
+        try:
+            while (piece := await pieces.get()) is not None:
+                yield TextDelta(piece)
+            yield task.result()
+        finally:
+            stop.set()  # a reader that left stops the generation at its next token
+            task.cancel()
 
     def relevance(self, request: ModelRequest) -> float:
         """The model's probability that one of the tools serves the user's last message."""

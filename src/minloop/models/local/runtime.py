@@ -13,6 +13,7 @@ from typing import Any
 
 from ...exceptions import ContextOverflowError, MissingDependencyError, ModelError, ModelLoadError
 from .prefix_cache import PrefixCache, prefix_dir
+from .stream import TEXT_SINK, streamed_completion
 
 __all__ = ["RELEVANCE_QUESTION", "complete", "get", "load", "post", "relevance_of"]
 
@@ -44,15 +45,25 @@ def load(path: str, n_ctx: int, threads: int) -> Any:
 
 
 def complete(
-    server: Any, lock: threading.Lock, body: dict[str, Any], cache: PrefixCache | None = None
+    server: Any,
+    lock: threading.Lock,
+    body: dict[str, Any],
+    cache: PrefixCache | None = None,
+    *,
+    whole: bool = False,
 ) -> dict[str, Any]:
-    """A chat completion; with ``cache``, the prompt's system-and-tools prefix comes from disk when kept."""
+    """One chat completion. With ``cache``, the prompt's system-and-tools prefix comes from disk
+    when kept; the answer is streamed to ``TEXT_SINK`` when one is set, unless ``whole``."""
+    sink = None if whole else TEXT_SINK.get()
     with lock:  # one slot: serialised calls keep the KV cache on the growing transcript
         try:
             primed = 0
             if cache is not None and body.get("tools"):
                 primed = cache.prepare(partial(post, server), server.handle_completions, body)
-            reply = server.handle_chat_completions(body)
+            if sink is None:
+                reply = server.handle_chat_completions(body)
+            else:
+                reply = streamed_completion(server, body, sink)
         except Exception as exc:
             raise ModelError(f"local model failed: {exc}") from exc
     if not isinstance(reply, dict) or "choices" not in reply:
@@ -104,7 +115,7 @@ def relevance_of(server: Any, lock: threading.Lock, body: dict[str, Any]) -> flo
         logprobs=True,
         top_logprobs=20,
     )
-    reply = complete(server, lock, probe)
+    reply = complete(server, lock, probe, whole=True)
     tokens = (reply["choices"][0].get("logprobs") or {}).get("content") or []
     first = tokens[1] if len(tokens) > 1 else (tokens[0] if tokens else {})  # tokens[0] is the quote
     mass = {

@@ -1,0 +1,297 @@
+"""Watching a run as it happens: ``loop.stream(prompt)`` yields typed events from the first token.
+
+A model may offer ``stream(request)``, an async iterator of deltas (``TextDelta``,
+``ToolCallStarted``, ``ArgumentsDelta``) ending with the whole ``ModelResponse``. While someone
+listens, the loop's model call consumes that stream and passes each delta on, numbered with its
+step; a model without ``stream`` is called as usual and its reply passed on whole. Either way
+the loop builds the same ``ModelResponse``, so the step, the transcript and the trace are the
+same whether or not a run was streamed.
+
+Events, in order within a step: text and call deltas while the model writes,
+``ToolCallFinished`` for each complete call, ``ToolCallResult`` for each result, ``StepEnd``;
+after the last step ``RunEnd`` with the ``RunResult``. Leaving the ``async with`` block (or
+cancelling the task that reads the events) before ``RunEnd`` cancels the run: its status is
+``cancelled`` and the trace keeps every completed step.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+from .exceptions import MinloopError, ModelError
+from .models.base import ModelResponse
+
+if TYPE_CHECKING:
+    from .driver import LoopRun
+    from .execute import ToolResult
+    from .messages import Message, ToolCall
+    from .models.base import Model, ModelRequest
+    from .result import RunResult, Step
+
+__all__ = [
+    "ArgumentsDelta",
+    "Listener",
+    "LoopStream",
+    "ModelDelta",
+    "RunEnd",
+    "StepEnd",
+    "StreamEvent",
+    "TextDelta",
+    "ToolCallFinished",
+    "ToolCallResult",
+    "ToolCallStarted",
+    "deltas_of",
+    "stream_reply",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    """A piece of the assistant's text, as it is written."""
+
+    text: str
+    step: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallStarted:
+    """The model began a tool call: ``index`` is its place in the reply's ``tool_calls``."""
+
+    index: int
+    id: str | None
+    name: str
+    step: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ArgumentsDelta:
+    """A piece of the JSON arguments of the call at ``index``."""
+
+    index: int
+    text: str
+    step: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallFinished:
+    """A complete call, as the loop is about to execute it."""
+
+    call: ToolCall
+    step: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallResult:
+    """The result of one call, as the model will read it."""
+
+    result: ToolResult
+    step: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class StepEnd:
+    """A step was recorded (``record`` is the same ``Step`` that ``RunResult.steps`` holds)."""
+
+    record: Step
+    step: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class RunEnd:
+    """The run ended; the last event of a stream."""
+
+    result: RunResult
+    step: int = 0
+
+
+ModelDelta: TypeAlias = TextDelta | ToolCallStarted | ArgumentsDelta
+StreamEvent: TypeAlias = (
+    TextDelta | ToolCallStarted | ArgumentsDelta | ToolCallFinished | ToolCallResult | StepEnd | RunEnd
+)
+Listener: TypeAlias = Callable[[StreamEvent], Awaitable[None]]
+
+
+def deltas_of(
+    message: Message, size: int | None = None, *, text: bool = True, skip: frozenset[int] = frozenset()
+) -> Iterator[ModelDelta]:
+    """The deltas a stream of ``message`` carries, in pieces of ``size`` characters (whole if None).
+
+    ``text=False`` leaves the text out, ``skip`` the calls (by index) already announced.
+    """
+    content = message.get("content")
+    if text and isinstance(content, str) and content:
+        yield from (TextDelta(piece) for piece in _pieces(content, size))
+    for index, raw in enumerate(message.get("tool_calls") or ()):
+        if index in skip or not isinstance(raw, dict):
+            continue
+        fn = raw.get("function")
+        fn = fn if isinstance(fn, dict) else {}
+        yield ToolCallStarted(index, raw.get("id"), str(fn.get("name") or ""))
+        arguments = fn.get("arguments")
+        if isinstance(arguments, str) and arguments:
+            yield from (ArgumentsDelta(index, piece) for piece in _pieces(arguments, size))
+
+
+def _pieces(text: str, size: int | None) -> Iterator[str]:
+    step = size if size and size > 0 else max(len(text), 1)
+    return (text[i : i + step] for i in range(0, len(text), step))
+
+
+async def stream_reply(model: Model, request: ModelRequest, publish: Listener, step: int) -> ModelResponse:
+    """One model call while someone listens: its deltas go to ``publish`` as they arrive.
+
+    A model without ``stream`` is called as usual and its reply published whole; text or calls a
+    stream did not announce (an embedded model's calls, say) are published from the reply.
+    """
+    stream = getattr(model, "stream", None)
+    if stream is None:
+        response, announced, wrote = await model.call(request), frozenset[int](), False
+    else:
+        response, announced, wrote = await _consume(stream(request), publish, step, model.name)
+    for delta in deltas_of(response.message, text=not wrote, skip=announced):
+        await publish(_numbered(delta, step))
+    return response
+
+
+def _numbered(delta: ModelDelta, step: int) -> ModelDelta:
+    if isinstance(delta, TextDelta):
+        return TextDelta(delta.text, step)
+    if isinstance(delta, ArgumentsDelta):
+        return ArgumentsDelta(delta.index, delta.text, step)
+    return ToolCallStarted(delta.index, delta.id, delta.name, step)
+
+
+async def _consume(
+    parts: AsyncIterator[ModelDelta | ModelResponse], publish: Listener, step: int, name: str
+) -> tuple[ModelResponse, frozenset[int], bool]:
+    response: ModelResponse | None = None
+    announced: set[int] = set()
+    wrote = False
+    try:
+        async for part in parts:
+            if isinstance(part, ModelResponse):
+                response = part
+                continue
+            if isinstance(part, TextDelta):
+                wrote = True
+            elif isinstance(part, ToolCallStarted):
+                announced.add(part.index)
+            await publish(_numbered(part, step))
+    finally:
+        close = getattr(parts, "aclose", None)
+        if close is not None:
+            await close()
+    if response is None:
+        raise ModelError(f"{name}: the stream ended without a complete reply")
+    return response, frozenset(announced), wrote
+
+
+BUFFER = 64  # events a run may get ahead of its reader
+
+
+@dataclass(frozen=True, slots=True)
+class _Failed:
+    error: BaseException
+
+
+class _Channel:
+    """Events handed from the run's task to its reader, at most ``size`` waiting."""
+
+    def __init__(self, size: int) -> None:
+        self.items: deque[StreamEvent | _Failed] = deque()
+        self.size = size
+        self.reader: asyncio.Future[None] | None = None
+        self.writer: asyncio.Future[None] | None = None
+
+    async def put(self, item: StreamEvent | _Failed) -> None:
+        while len(self.items) >= self.size:
+            self.writer = asyncio.get_running_loop().create_future()
+            await self.writer
+        self.items.append(item)
+        if self.reader is not None and not self.reader.done():
+            self.reader.set_result(None)
+
+    async def get(self) -> StreamEvent | _Failed:
+        while not self.items:
+            self.reader = asyncio.get_running_loop().create_future()
+            await self.reader
+        if self.writer is not None and not self.writer.done():
+            self.writer.set_result(None)
+        return self.items.popleft()
+
+
+class LoopStream:
+    """What ``loop.stream(prompt)`` returns: ``async with loop.stream(...) as events:
+    async for event in events: ...``.
+
+    The run is driven by a task of its own, at most ``BUFFER`` events ahead of the reader.
+    Leaving the ``async with`` block, ``aclose()``, or cancelling the reading task before
+    ``RunEnd`` cancels the run. ``result`` holds the ``RunResult`` once the run ended; ``run`` is the
+    underlying ``LoopRun`` (its ``messages`` are the live transcript).
+    """
+
+    def __init__(self, run: LoopRun) -> None:
+        self.run = run
+        self._queue = _Channel(BUFFER)
+        self._task: asyncio.Task[None] | None = None
+        run.state.listener = self._queue.put
+
+    @property
+    def trace_id(self) -> str:
+        return self.run.trace_id
+
+    @property
+    def result(self) -> RunResult | None:
+        return self.run.result
+
+    def __aiter__(self) -> AsyncIterator[StreamEvent]:
+        if self._task is not None:
+            raise MinloopError("a LoopStream can be read only once")
+        self._task = asyncio.create_task(self._drive())
+        return self._events()
+
+    async def _events(self) -> AsyncIterator[StreamEvent]:
+        try:
+            while True:
+                event = await self._queue.get()
+                if isinstance(event, _Failed):
+                    raise event.error
+                yield event
+                if isinstance(event, RunEnd):
+                    return
+        finally:
+            self._stop()
+
+    async def _drive(self) -> None:
+        try:
+            async for step in self.run:
+                await self._queue.put(StepEnd(step, step.index))
+            assert self.run.result is not None
+            await self._queue.put(RunEnd(self.run.result, len(self.run.state.steps)))
+        except asyncio.CancelledError:
+            self.run.cancel()  # cancelled between steps: the run has not ended yet
+            raise
+        except Exception as exc:  # a developer's error: the reader raises it
+            await self._queue.put(_Failed(exc))
+
+    def _stop(self) -> None:
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+
+    async def aclose(self) -> None:
+        """Cancel the run if it is still going, and wait until it has ended."""
+        self._stop()
+        if self._task is not None:
+            await asyncio.wait([self._task])
+        else:  # never read: end the run that was started
+            self.run.cancel()
+
+    async def __aenter__(self) -> LoopStream:
+        return self
+
+    async def __aexit__(self, *_: Any) -> None:
+        await self.aclose()
