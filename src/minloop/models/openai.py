@@ -23,6 +23,7 @@ import httpx
 from ..exceptions import ModelError, ModelHTTPError, TranscriptError
 from ..guard import ensure_not_in_tool
 from ..messages import Message
+from ..output import response_format
 from .base import ModelRequest, ModelResponse, Usage
 
 __all__ = ["OpenAIClientModel", "OpenAIModel", "parse_completion", "request_body"]
@@ -36,6 +37,8 @@ class OpenAIModel:
     The key is read from ``api_key`` or the environment variable ``api_key_env`` (default
     ``OPENAI_API_KEY``); no key means no ``Authorization`` header (local servers).
     ``extra_body`` is merged into every request (``temperature``, ``seed``, ...).
+    ``structured_output`` (default on) says the endpoint takes ``response_format`` with a JSON
+    schema; turn it off for one that does not, and a typed run puts the schema in the prompt.
     ``context_window`` (tokens) is the model's window, used by ``ContextPolicy`` when it names
     none. ``timeout`` is seconds per HTTP request (connect, send and each read), not per run.
 
@@ -62,9 +65,11 @@ class OpenAIModel:
         max_backoff: float = 20.0,
         extra_body: dict[str, Any] | None = None,
         context_window: int | None = None,
+        structured_output: bool = True,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         self.name = model
+        self.structured_output = structured_output
         self.context_window = context_window
         self.url = base_url.rstrip("/") + "/chat/completions"
         key = api_key if api_key is not None else os.environ.get(api_key_env)
@@ -159,6 +164,8 @@ def request_body(model: str, request: ModelRequest, extra: dict[str, Any]) -> di
     if request.tools:
         body["tools"] = list(request.tools)
         body["tool_choice"] = request.tool_choice
+    if request.output_schema is not None:
+        body["response_format"] = response_format(request.output_schema)
     return body
 
 
@@ -206,6 +213,8 @@ def _retry_after_seconds(value: str | None) -> float | None:
 
 class OpenAIClientModel:
     """Adapter for a caller's own ``openai.AsyncOpenAI`` client (their auth, proxies, retries)."""
+
+    structured_output = True
 
     def __init__(self, client: Any, model: str, **extra_body: Any) -> None:
         self.client = client
