@@ -148,16 +148,16 @@ class Budget:
 
 
 def _over(name: BudgetName, text: str) -> Limit:
-    return Limit(name, "budget_exceeded", f"budget exceeded: {text}")
+    return Limit(name, "budget_exceeded", f"budget exceeded: {name}: {text}")
 
 
 def _overrun_text(name: str, limit: float, used: float, coming: float) -> str:
     fmt = (lambda v: f"{v:.6g}") if name == "cost" else (lambda v: f"{int(v)}")
     if used >= limit or name == "completion_tokens":
         over = f" (over by {fmt(used - limit)})" if used > limit else ""
-        return f"{name}: {fmt(used)} spent, the limit is {fmt(limit)}{over}"
+        return f"{fmt(used)} spent, the limit is {fmt(limit)}{over}"
     return (
-        f"{name}: {fmt(used)} spent and about {fmt(coming)} more for the next call's prompt would "
+        f"{fmt(used)} spent and about {fmt(coming)} more for the next call's prompt would "
         f"exceed the limit of {fmt(limit)} by {fmt(used + coming - limit)}"
     )
 
