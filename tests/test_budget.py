@@ -8,10 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 from typer.testing import CliRunner
 
-from minloop import Loop, MinloopError, tool
-from minloop.budget import Budget, Price
+from minloop import Controls, Loop, MinloopError, Usage, tool
+from minloop.budget import Budget, Price, Spent
 from minloop.cli.app import app
 from minloop.decision import CONTROL_TEXT, LIMIT_TEXT
 from minloop.models.openai import OpenAIModel
@@ -250,3 +251,42 @@ def test_cli_output_schema_and_answer_at_limit(tmp_path: Path) -> None:
     assert server.requests[1]["response_format"]["json_schema"]["schema"] == schema
     bad = runner.invoke(app, ["run", "x", "--output-schema", str(tmp_path / "broken.json")])
     assert bad.exit_code == 2 and "broken.json: not a JSON file" in bad.output
+
+
+def test_budget_check_names_the_first_budget_and_the_amount() -> None:
+    spent = Spent(Usage(50, 10), model_calls=1, tool_calls=0)
+    assert Budget(total_tokens=100).check(spent, next_prompt=40) is None
+    over = Budget(total_tokens=100).check(spent, next_prompt=45)
+    assert over is not None and (over.name, over.status) == ("total_tokens", "budget_exceeded")
+    assert over.reason == (
+        "budget exceeded: total_tokens: 60 spent and about 45 more for the next call's prompt "
+        "would exceed the limit of 100 by 5"
+    )
+    both = Budget(model_calls=1, total_tokens=10).check(spent)
+    assert both is not None and both.name == "model_calls"  # calls are checked first
+    price = Price(prompt=2.0, completion=4.0)
+    assert Budget(prices={"m": (2.0, 4.0)}).price_for("m") == price
+    assert price.of(Usage(1_000_000, 500_000)) == 4.0
+
+
+def test_a_forced_answer_that_does_not_validate_is_kept_but_has_no_value() -> None:
+    class Total(BaseModel):
+        total: int
+
+    model = ScriptedModel([reply(None, call("add", {"a": 1, "b": 1})), '{"total": "two"}'])
+    limit_text = "已达到本次运行的上限,不能再调用工具。请根据以上信息直接回答。"
+    loop = Loop(
+        model,
+        [add],
+        max_steps=1,
+        answer_at_limit=True,
+        output=Total,
+        controls=Controls(limit_text=limit_text),
+    )
+    result = loop.run_sync("一加一等于几?")
+    assert (result.status, result.forced_by, result.output_value) == ("max_steps_exceeded", None, None)
+    assert result.output == '{"total": "two"}'
+    assert result.error is not None and result.error.startswith(
+        "no answer within 1 steps; the answer at the limit was not accepted: Your answer is not valid output: total:"
+    )
+    assert model.requests[1].messages[-1]["content"].startswith(limit_text)

@@ -7,6 +7,8 @@ import time
 from dataclasses import asdict
 from typing import TYPE_CHECKING, assert_never
 
+from pydantic_core import to_jsonable_python
+
 from .budget import Spent
 from .messages import Message
 from .output import OutputError
@@ -113,7 +115,7 @@ class LoopRun:
             status=status,
             error=error,
             final_message=final,
-            output_value=self.result.to_dict()["output_value"],
+            output_value=to_jsonable_python(value, fallback=str),
             forced_by=forced_by,
             duration=duration,
             steps=len(s.steps),

@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError, create_model
-from pydantic_core import to_jsonable_python
 
 from .exceptions import MinloopError, MissingDependencyError
 from .messages import Message
@@ -110,10 +109,6 @@ class OutputSpec:
         except OutputError as exc:
             return INVALID.format(problems="; ".join(exc.problems))
         return None
-
-    def to_json(self, value: Any) -> Any:
-        """A JSON-ready copy of a validated value (for ``RunResult.to_dict`` and traces)."""
-        return to_jsonable_python(value, fallback=str)
 
 
 def _problem(error: Any) -> str:

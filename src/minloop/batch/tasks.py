@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
+from pydantic_core import to_jsonable_python
+
 from ..exceptions import MinloopError
 from ..factory import build_model, build_tools
 from ..loop import Loop
@@ -130,7 +132,7 @@ def result_record(task_id: str, result: RunResult) -> Record:
         "model_calls": result.model_calls,
         "tool_calls": result.tool_calls,
         "cost": result.cost,
-        "output_value": result.to_dict()["output_value"],
+        "output_value": to_jsonable_python(result.output_value, fallback=str),
         "forced_by": result.forced_by,
         "duration": round(result.duration, 4),
         "error": result.error,

@@ -113,9 +113,6 @@ def run_command(
     """Run one agent loop and show each step as it happens; the trace is recorded for `minloop trace`."""
     try:
         schema = _read_schema(output_schema) if output_schema else None
-        limits = None
-        if max_tokens is not None or max_tool_calls is not None:
-            limits = Budget(total_tokens=max_tokens, tool_calls=max_tool_calls)
         chosen = build_model(model, base_url=base_url, api_key_env=api_key_env, gguf=gguf)
         toolset = build_tools([*(["builtins"] if builtin else []), *(tools or [])], root)
         store = None if no_trace else SQLiteSink(trace_db)
@@ -131,7 +128,7 @@ def run_command(
             approve=_approver(yes),
             context=policy,
             output=schema,
-            budget=limits,
+            budget=Budget(total_tokens=max_tokens, tool_calls=max_tool_calls),
             answer_at_limit=answer_at_limit,
         )
     except (MinloopError, OSError, sqlite3.Error) as exc:
