@@ -187,3 +187,17 @@ def test_local_decoding_puts_the_output_schema_under_answer() -> None:
     assert OutputSpec.of(Reading).parse(parsed["content"]) == Reading(
         city=City(name="Paris", population=1), note="ok"
     )
+
+
+def test_the_embedded_model_constrains_its_answer_to_the_output_schema() -> None:
+    from minloop import ModelRequest
+    from minloop.models.local import LocalModel
+
+    local = LocalModel()  # body() builds the request only; nothing is loaded
+    schema = OutputSpec.of(City).schema
+    asked = [{"role": "user", "content": "Paris?"}]
+    assert local.body(ModelRequest(asked, (), "auto", schema))["json_schema"] == answer_schema(schema)
+    with_tools = local.body(ModelRequest(asked, [lookup.spec()], "auto", schema))["json_schema"]
+    assert with_tools["anyOf"][-1] == answer_schema(schema)
+    assert "json_schema" not in local.body(ModelRequest(asked))
+    assert getattr(local, "structured_output", False) is True
