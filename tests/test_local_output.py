@@ -100,5 +100,5 @@ def test_an_answer_at_the_step_limit(local: LocalModel) -> None:
     )
     assert (result.status, result.forced_by) == ("max_steps_exceeded", "max_steps")
     assert [(s.decision, s.tool_choice, s.control) for s in result.steps][1] == ("answer", "none", LIMIT_TEXT)
-    assert isinstance(result.output, str) and result.output.strip()
+    assert result.output == "391"  # the tool's result; an earlier wording of the limit text got a refusal
     assert [m["role"] for m in result.messages] == ["user", "assistant", "tool", "assistant"]

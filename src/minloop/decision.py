@@ -69,8 +69,8 @@ NOT_AN_ANSWER = (
     "information is missing."
 )
 LIMIT_TEXT = (
-    "This run has reached its limit, so no more tools can be called. Answer the user's request now "
-    "from the information above; if it is not enough, say briefly what is missing."
+    "No more tools can be called. Give the user the final answer now from the tool results above; "
+    "if they are not enough, say what is missing."
 )
 MODEL_FAULTS = frozenset({"ERR_TOOL_UNKNOWN", "ERR_TOOL_ARGS_INVALID", "ERR_TOOL_REPEATED"})
 
