@@ -7,10 +7,6 @@ the results into the transcript. ``Loop.step`` returns ``Final | Continue | Stop
 (``minloop.state``); ``LoopRun`` (``minloop.driver``) dispatches it. The ``Loop`` holds only
 configuration: all run state lives in a ``RunState`` made per run, so one ``Loop`` serves any
 number of concurrent runs and keeps nothing between them.
-
-Limits: ``max_steps``, a usage ``budget`` (``minloop.budget``) and ``time_budget``. At the first
-two the run stops, or, with ``answer_at_limit``, takes one last step with tools off to answer
-from what it has. A typed ``output`` (``minloop.output``) is one more answer check.
 """
 
 from __future__ import annotations
@@ -72,10 +68,9 @@ class Loop:
     transcript is sent under the model's window. ``sinks`` receive trace events after
     ``redact`` (which also scrubs secrets from tool results and log lines).
 
-    ``output`` (a Pydantic model, a type, or a JSON schema ``dict``) makes the final answer typed:
-    it must validate, and ``RunResult.output_value`` holds the value. ``budget`` caps tokens,
-    calls and cost per run. ``answer_at_limit`` asks for an answer, tools off, when
-    ``max_steps`` or the budget is reached instead of stopping without one.
+    ``output`` (a Pydantic model, a type, a JSON schema) types the answer (``minloop.output``);
+    ``budget`` caps tokens, calls and cost (``minloop.budget``); ``answer_at_limit`` asks, tools
+    off, for an answer at ``max_steps`` or the budget instead of stopping without one.
     """
 
     model: Model
@@ -166,8 +161,7 @@ class Loop:
         raise MinloopError("run_sync() was called inside a running event loop; use `await loop.run(...)`")
 
     async def step(self, state: RunState) -> Outcome:
-        """One step: receive -> decide -> execute -> inject. At a limit, stop, or with
-        ``answer_at_limit`` take this last step with tools off to get an answer."""
+        """One step: receive -> decide -> execute -> inject; at a limit, stop or (opt-in) ask for the answer."""
         limit = self.limit(state)
         if limit is not None and not self.answer_at_limit:
             return limit.stop()
@@ -196,8 +190,7 @@ class Loop:
         return self.outcome(decision, prompt, limit)
 
     def limit(self, state: RunState, prompt: Prompt | None = None) -> Limit | None:
-        """The limit the next call would pass: ``max_steps``, or a budget (its tokens counted on
-        ``prompt`` when given)."""
+        """The limit the next call would pass: ``max_steps``, or a budget (tokens counted on ``prompt``)."""
         if len(state.steps) >= self.max_steps:
             return Limit("max_steps", "max_steps_exceeded", f"no answer within {self.max_steps} steps")
         if self.budget is None:
@@ -272,8 +265,7 @@ class Loop:
         return Reply(response, latency)
 
     def decide(self, reply: Reply, state: RunState, limit: Limit | None) -> Decision:
-        """What the reply is (``minloop.decision.decide``); at a limit tools are off, so a call
-        there is not run and counts as no answer."""
+        """What the reply is; at a limit tools are off, so a call there is not run (no answer)."""
         message = reply.response.message
         decision = decide(message, state.index, self.answer_check, state.messages)
         return Blank(message) if limit is not None and isinstance(decision, CallTools) else decision

@@ -112,7 +112,6 @@ def run_command(
 ) -> None:
     """Run one agent loop and show each step as it happens; the trace is recorded for `minloop trace`."""
     try:
-        schema = _read_schema(output_schema) if output_schema else None
         chosen = build_model(model, base_url=base_url, api_key_env=api_key_env, gguf=gguf)
         toolset = build_tools([*(["builtins"] if builtin else []), *(tools or [])], root)
         store = None if no_trace else SQLiteSink(trace_db)
@@ -127,7 +126,7 @@ def run_command(
             time_budget=time_budget,
             approve=_approver(yes),
             context=policy,
-            output=schema,
+            output=_read_schema(output_schema) if output_schema else None,
             budget=Budget(total_tokens=max_tokens, tool_calls=max_tool_calls),
             answer_at_limit=answer_at_limit,
         )
