@@ -87,6 +87,11 @@ def test_a_task_file_runs_to_one_record_per_task(tmp_path: Path) -> None:
         "final_message": {"role": "assistant", "content": "6"},
         "steps": 2,
         "tokens": {"prompt": 0, "completion": 0, "total": 0},
+        "model_calls": 2,
+        "tool_calls": 1,
+        "cost": None,
+        "output_value": None,
+        "forced_by": None,
         "error": None,
     }
     assert sorted(got) == sorted(f"t{i}" for i in range(20))

@@ -11,10 +11,9 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "minloop"
 MAX_FILE_LINES = 400
 MAX_FUNCTION_LINES = 60
 CORE = {
-    "__init__", "context", "decision", "driver", "events", "exceptions", "execute", "fallback", "guard", "log",
-    "loop", "messages", "redact", "result", "schemas", "state", "streaming", "tools", "models.__init__",
-    "models.base",
-    "envelope",
+    "__init__", "budget", "context", "decision", "driver", "events", "exceptions", "execute", "fallback", "guard",
+    "log", "loop", "messages", "output", "redact", "result", "schemas", "state", "streaming", "tools",
+    "models.__init__", "models.base", "envelope",
 }  # fmt: skip
 ROOMS = ("cli", "trace", "batch", "evals", "builtins", "testing", "factory", "doctor", "mcp", "models.local")
 

@@ -250,3 +250,25 @@ def test_the_cli_live_view_shows_the_answer_as_it_streams() -> None:
     assert done.exit_code == 0
     assert lines[lines.index("  Let me compute.") + 1].startswith("step 1 tool_calls")
     assert "  It is 42." in lines and lines[lines.index("  It is 42.") + 1].startswith("step 2 answer")
+
+
+def test_a_server_that_answers_a_streamed_request_with_plain_json_still_gives_its_reply() -> None:
+    """Some servers ignore ``stream: true``: their whole JSON completion is the reply."""
+    import json
+
+    from minloop.testing import completion
+
+    body = json.dumps(completion(reply("Plain and whole."), prompt_tokens=7, completion_tokens=3))
+    with ChatServer([Fault(200, body=body)]) as server:
+        model = OpenAIModel("m", base_url=server.base_url, max_retries=0)
+
+        async def main() -> tuple[list[Any], RunResult | None]:
+            async with Loop(model).stream("Hi") as events:
+                kinds = [type(e).__name__ async for e in events]
+            return kinds, events.result
+
+        kinds, result = asyncio.run(main())
+        assert server.requests[0]["stream"] is True
+    assert result is not None and result.status == "success" and result.output == "Plain and whole."
+    assert kinds == ["TextDelta", "StepEnd", "RunEnd"]
+    assert (result.usage.prompt_tokens, result.usage.completion_tokens) == (7, 3)

@@ -1,5 +1,6 @@
 """minloop: the minimal agent loop. Receive, decide, execute, inject; bounded and traceable."""
 
+from .budget import Budget, Price
 from .decision import Controls
 from .driver import LoopRun
 from .exceptions import (
@@ -26,6 +27,7 @@ from .tools import Tool, tool, tool_from_schema
 __version__ = "0.1.0"
 
 __all__ = [
+    "Budget",
     "ContextOverflowError",
     "Controls",
     "ErrorCode",
@@ -42,6 +44,7 @@ __all__ = [
     "ModelRequest",
     "ModelResponse",
     "NestedModelCallError",
+    "Price",
     "RunResult",
     "ScriptError",
     "Status",

@@ -18,6 +18,8 @@
   ``Controls(answer_check=fn)``, ``fn(text, messages)`` returns ``None`` to accept the answer or
   a note saying why not: the reply is kept in the transcript as ``Unfinished``, the step counts
   as invalid, and the note is sent to the model with the next call.
+* Several checks (a typed output, a faithful-answer check, your own): ``combine_checks`` makes
+  one of them; the first that rejects the answer gives the note.
 * Decision decay: after ``decay_after`` consecutive invalid steps, the next model call gets
   ``tool_choice="none"`` and an instruction to answer directly, so the loop converges.
 * Control message: after tool results are injected, the next call carries a message
@@ -45,6 +47,7 @@ __all__ = [
     "Decision",
     "DecisionKind",
     "Unfinished",
+    "combine_checks",
     "decide",
     "is_valid_step",
     "reply_text",
@@ -65,6 +68,10 @@ NOT_AN_ANSWER = (
     "Your last reply did not answer the request. Give the final answer now, or call a tool if "
     "information is missing."
 )
+LIMIT_TEXT = (
+    "No more tools can be called. Give the user the final answer now from the tool results above; "
+    "if they are not enough, say what is missing."
+)
 MODEL_FAULTS = frozenset({"ERR_TOOL_UNKNOWN", "ERR_TOOL_ARGS_INVALID", "ERR_TOOL_REPEATED"})
 
 
@@ -77,6 +84,7 @@ class Controls:
     control_role: Literal["system", "developer", "user"] = "system"
     control_text: str = CONTROL_TEXT
     decay_text: str = DECAY_TEXT
+    limit_text: str = LIMIT_TEXT
     result_role: ResultRole = "tool"
     fallback: Tool = field(default_factory=lambda: _default_fallback())
     repeat_limit: int = 2
@@ -182,13 +190,31 @@ def is_valid_step(decision: Decision, results: Sequence[ToolResult]) -> bool:
             return any(r.error not in MODEL_FAULTS for r in results)
 
 
+def combine_checks(*checks: AnswerCheck | None) -> AnswerCheck | None:
+    """One answer check made of several (``None`` entries are skipped): the first to reject wins."""
+    present = [c for c in checks if c is not None]
+    if len(present) <= 1:
+        return present[0] if present else None
+
+    def check(text: str, messages: Sequence[Message]) -> str | None:
+        for one in present:
+            note = one(text, messages)
+            if note is not None:
+                return note
+        return None
+
+    return check
+
+
 def control_message(
-    controls: Controls, *, decayed: bool, after_tools: bool, note: str | None = None
+    controls: Controls, *, decayed: bool, after_tools: bool, note: str | None = None, at_limit: bool = False
 ) -> Message | None:
-    """The message sent after the transcript on the next call, if any: decay first, then the
-    reason the last reply was not accepted, then the three exits after tool results."""
-    if decayed:
-        text = controls.decay_text if note is None else f"{note}\n\n{controls.decay_text}"
+    """The message sent after the transcript on the next call, if any: the answer asked for at a
+    limit, decay, then the reason the last reply was not accepted, then the three exits after
+    tool results."""
+    if at_limit or decayed:
+        last = controls.limit_text if at_limit else controls.decay_text
+        text = last if note is None else f"{note}\n\n{last}"
         return {"role": controls.control_role, "content": text}
     if note is not None:
         return {"role": controls.control_role, "content": note}

@@ -7,7 +7,11 @@ import time
 from dataclasses import asdict
 from typing import TYPE_CHECKING, assert_never
 
+from pydantic_core import to_jsonable_python
+
+from .budget import Spent
 from .messages import Message
+from .output import OutputError
 from .result import RunResult, Status, Step
 from .state import Continue, Final, RunState, Stop
 
@@ -72,8 +76,8 @@ class LoopRun:
                 pass
             case Final(message):
                 self._finish("success", message, None)
-            case Stop(status, reason):
-                self._finish(status, self._last_assistant(), reason)
+            case Stop(status, reason, forced_by):
+                self._finish(status, self._last_assistant(), reason, forced_by)
             case _:
                 assert_never(outcome)
         if len(self.state.steps) == before:
@@ -86,10 +90,30 @@ class LoopRun:
         if self.result is None:
             self._finish("cancelled", self._last_assistant(), "the run was cancelled")
 
-    def _finish(self, status: Status, final: Message | None, error: str | None) -> None:
-        s = self.state
+    def _finish(
+        self, status: Status, final: Message | None, error: str | None, forced_by: str | None = None
+    ) -> None:
+        s, spec = self.state, self.loop.output_spec
         duration = time.perf_counter() - s.started
-        self.result = RunResult(status, final, list(s.messages), tuple(s.steps), s.trace_id, duration, error)
+        value, text = None, (final or {}).get("content")
+        if spec is not None and isinstance(text, str) and (status == "success" or forced_by):
+            try:
+                value = spec.parse(text)
+            except OutputError:
+                pass  # a forced answer that does not validate: the text is still the final message
+        cost = Spent.of(s.steps, self.loop.price).cost
+        self.result = RunResult(
+            status,
+            final,
+            list(s.messages),
+            tuple(s.steps),
+            s.trace_id,
+            duration,
+            error,
+            value,
+            forced_by,
+            cost,
+        )
         usage = self.result.usage
         s.tracer.emit(
             "run_end",
@@ -97,9 +121,14 @@ class LoopRun:
             status=status,
             error=error,
             final_message=final,
+            output_value=to_jsonable_python(value, fallback=str),
+            forced_by=forced_by,
             duration=duration,
             steps=len(s.steps),
             usage={**asdict(usage), "total_tokens": usage.total_tokens},
+            model_calls=self.result.model_calls,
+            tool_calls=self.result.tool_calls,
+            cost=cost,
         )
         s.log.info("run end: %s after %d steps%s", status, len(s.steps), f" ({error})" if error else "")
 

@@ -28,6 +28,7 @@ ErrorCode: TypeAlias = Literal[
     "ERR_TOOL_FAILED",
     "ERR_TOOL_REPEATED",
     "ERR_TOOL_DENIED",
+    "ERR_TOOL_BUDGET",
 ]
 
 

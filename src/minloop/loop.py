@@ -18,8 +18,21 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from .budget import Budget, Price, Spent
 from .context import NO_WINDOW, ContextPolicy, Policy, calibrate, counter_for
-from .decision import CallTools, Controls, Decision, Unfinished, control_message, decide, is_valid_step
+from .decision import (
+    Answer,
+    AnswerCheck,
+    Blank,
+    CallTools,
+    Controls,
+    Decision,
+    Unfinished,
+    combine_checks,
+    control_message,
+    decide,
+    is_valid_step,
+)
 from .driver import LoopRun
 from .events import Tracer, TraceSink
 from .exceptions import ContextOverflowError, MinloopError, ModelError, ToolDefinitionError
@@ -27,9 +40,10 @@ from .execute import Approver, ExecContext, ToolResult, execute_calls
 from .log import current_trace_id, new_trace_id, run_logger
 from .messages import Message, ToolCall, check_transcript, normalize_input
 from .models.base import Model, ModelRequest, ToolChoice
+from .output import OutputSpec
 from .redact import Redactor
 from .result import RunResult, Step
-from .state import Continue, Final, Outcome, Prompt, Reply, RunState, Stop
+from .state import Continue, Final, Limit, Outcome, Prompt, Reply, RunState, Stop
 from .streaming import LoopStream, ToolCallFinished, ToolCallResult, stream_reply
 from .tools import Tool, tool
 
@@ -54,6 +68,10 @@ class Loop:
     to tools marked ``needs_approval``. ``context`` (a ``ContextPolicy``) decides what of the
     transcript is sent under the model's window. ``sinks`` receive trace events after
     ``redact`` (which also scrubs secrets from tool results and log lines).
+
+    ``output`` (a Pydantic model, a type, a JSON schema) types the answer (``minloop.output``);
+    ``budget`` caps tokens, calls and cost (``minloop.budget``); ``answer_at_limit`` asks, tools
+    off, for an answer at ``max_steps`` or the budget instead of stopping without one.
     """
 
     model: Model
@@ -67,8 +85,14 @@ class Loop:
     sinks: Sequence[TraceSink] = ()
     redact: Callable[[Any], Any] | None = field(default_factory=Redactor)
     executor: Executor = run_tools
+    output: Any = None
+    budget: Budget | None = None
+    answer_at_limit: bool = False
     registry: dict[str, Tool] = field(init=False, repr=False)
     specs: list[dict[str, Any]] = field(init=False, repr=False)
+    output_spec: OutputSpec | None = field(init=False, repr=False)
+    answer_check: AnswerCheck | None = field(init=False, repr=False)
+    price: Price | None = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.max_steps < 1:
@@ -90,6 +114,12 @@ class Loop:
         object.__setattr__(self, "specs", [t.spec() for t in registry.values()])
         if isinstance(self.context, ContextPolicy) and not self._window():
             raise MinloopError(NO_WINDOW)
+        spec = None if self.output is None else OutputSpec.of(self.output)
+        object.__setattr__(self, "output_spec", spec)
+        check = combine_checks(spec.check if spec else None, self.controls.answer_check)
+        object.__setattr__(self, "answer_check", check)
+        price = self.budget.price_for(self.model.name) if self.budget else None
+        object.__setattr__(self, "price", price)
 
     def iter(self, prompt: str | Sequence[Message]) -> LoopRun:
         """Start a run to drive one step at a time: ``async for step in loop.iter(...)``."""
@@ -98,17 +128,8 @@ class Loop:
         trace_id = new_trace_id()
         log = run_logger(trace_id)
         c = self.controls
-        calls = ExecContext(
-            self.registry,
-            c.fallback,
-            trace_id,
-            log,
-            {},
-            c.repeat_limit,
-            self.approve,
-            c.max_result_chars,
-            self.redact,
-        )
+        calls = ExecContext(self.registry, c.fallback, trace_id, log, {}, c.repeat_limit, self.approve,
+                            c.max_result_chars, self.redact)  # fmt: skip
         deadline = None if self.time_budget is None else time.monotonic() + self.time_budget
         tracer = Tracer(trace_id, self.sinks, self.redact)
         return LoopRun(self, RunState(messages, trace_id, log, tracer, calls, deadline))
@@ -137,53 +158,80 @@ class Loop:
         raise MinloopError("run_sync() was called inside a running event loop; use `await loop.run(...)`")
 
     async def step(self, state: RunState) -> Outcome:
-        """One step: receive -> decide -> execute -> inject."""
-        if len(state.steps) >= self.max_steps:
-            return Stop("max_steps_exceeded", f"no answer within {self.max_steps} steps")
-        budget = asyncio.timeout(state.remaining())
+        """One step: receive -> decide -> execute -> inject; at a limit, stop or (opt-in) ask for the answer."""
+        limit = self.limit(state)
+        if limit is not None and not self.answer_at_limit:
+            return limit.stop()
+        timer = asyncio.timeout(state.remaining())
         try:
-            async with budget:
-                prompt = self.receive(state)
-                reply = await self.call_model(prompt.request, state)
-                decision = decide(
-                    reply.response.message, state.index, self.controls.answer_check, state.messages
-                )
+            async with timer:
+                prompt = self.receive(state, limit)
+                if limit is None and (limit := self.limit(state, prompt)) is not None:
+                    if not self.answer_at_limit:
+                        return limit.stop()
+                    prompt = self.receive(state, limit)
+                reply = await self.call_model(prompt, state)
+                decision = self.decide(reply, state, limit)
                 results = await self.execute(decision, state)
         except ContextOverflowError as exc:
             return Stop("context_overflow", str(exc))
         except ModelError as exc:
             return Stop("model_error", self._scrub(f"{type(exc).__name__}: {exc}"))
         except TimeoutError:
-            if not budget.expired():
+            if not timer.expired():
                 raise
             return Stop(
                 "timeout", f"the run's {self.time_budget:g}s time budget ran out in step {state.index}"
             )
-        step = self.inject(state, prompt, reply, decision, results)
-        return Final(step.message) if step.decision == "answer" else Continue()
+        self.inject(state, prompt, reply, decision, results)
+        return self.outcome(decision, prompt, limit)
 
-    def receive(self, state: RunState) -> Prompt:
+    def limit(self, state: RunState, prompt: Prompt | None = None) -> Limit | None:
+        """The limit the next call would pass: ``max_steps``, or a budget (tokens counted on ``prompt``)."""
+        if len(state.steps) >= self.max_steps:
+            return Limit("max_steps", "max_steps_exceeded", f"no answer within {self.max_steps} steps")
+        if self.budget is None:
+            return None
+        tokens = 0
+        if prompt is not None and self.budget.counts_prompts:
+            tokens = counter_for(self.model, self.specs, state.token_ratio)(prompt.request.messages)
+        return self.budget.check(Spent.of(state.steps, self.price), tokens, self.price)
+
+    def receive(self, state: RunState, limit: Limit | None = None) -> Prompt:
         """Check the transcript, fit it to the window and add the control message, if any."""
         state.check(state.messages)
         decayed = 0 < self.controls.decay_after <= state.invalid_streak
         after_tools = state.messages[-1]["role"] in ("tool", "function")
-        control = control_message(self.controls, decayed=decayed, after_tools=after_tools, note=state.note)
+        at_limit = limit is not None
+        control = control_message(
+            self.controls, decayed=decayed, after_tools=after_tools, note=state.note, at_limit=at_limit
+        )
+        structured = bool(getattr(self.model, "structured_output", False))
+        if self.output_spec is not None and not structured:
+            texts = [(control or {}).get("content"), self.output_spec.instruction]
+            control = {"role": self.controls.control_role, "content": "\n\n".join(filter(None, texts))}
         sent, report = self.fit(state)
         messages = sent if control is None else [*sent, control]
-        choice = "none" if decayed else self._tool_choice(state)
+        choice = "none" if decayed or at_limit else self._tool_choice(state)
+        schema = self.output_spec.schema if self.output_spec and structured else None
+        request = ModelRequest(messages, self.specs, choice, schema)
+        return Prompt(request, (control or {}).get("content"), report, decayed)
+
+    def announce(self, prompt: Prompt, state: RunState) -> None:
+        """Log and trace the call about to be made."""
+        messages, choice = prompt.request.messages, prompt.request.tool_choice
         state.log.info("step %d start: %d messages, tool_choice=%s", state.index, len(messages), choice)
         if state.log.isEnabledFor(logging.DEBUG):
             state.log.debug("step %d input: %.300s", state.index, self._scrub(messages[-1].get("content")))
-        state.tracer.emit("step_start", state.index, tool_choice=choice, decayed=decayed)
+        state.tracer.emit("step_start", state.index, tool_choice=choice, decayed=prompt.decayed)
         state.tracer.emit(
             "model_request",
             state.index,
             messages=messages,
             tools=list(self.registry),
             tool_choice=choice,
-            context=report,
+            context=prompt.context,
         )
-        return Prompt(ModelRequest(messages, self.specs, choice), (control or {}).get("content"), report)
 
     def fit(self, state: RunState) -> tuple[list[Message], Any]:
         """The transcript as sent: all of it, or what the context policy keeps (a copy either way)."""
@@ -195,7 +243,9 @@ class Loop:
     def _window(self) -> int | None:
         return (self.context.window if self.context else None) or getattr(self.model, "context_window", None)
 
-    async def call_model(self, request: ModelRequest, state: RunState) -> Reply:
+    async def call_model(self, prompt: Prompt, state: RunState) -> Reply:
+        self.announce(prompt, state)
+        request = prompt.request
         started = time.perf_counter()
         try:
             if state.listener is None:
@@ -206,12 +256,37 @@ class Loop:
             state.tracer.emit("model_response", state.index, error=f"{type(exc).__name__}: {exc}")
             raise
         latency = time.perf_counter() - started
-        if self.context is not None and response.usage.prompt_tokens:
+        counting = self.context is not None or (self.budget is not None and self.budget.counts_prompts)
+        if counting and response.usage.prompt_tokens:
             state.token_ratio = calibrate(self.specs, request.messages, response.usage.prompt_tokens)
         state.tracer.emit(
             "model_response", state.index, message=response.message, usage=response.usage, latency=latency
         )
         return Reply(response, latency)
+
+    def decide(self, reply: Reply, state: RunState, limit: Limit | None) -> Decision:
+        """What the reply is; at a limit tools are off, so a call there is not run (no answer)."""
+        message = reply.response.message
+        decision = decide(message, state.index, self.answer_check, state.messages)
+        return Blank(message) if limit is not None and isinstance(decision, CallTools) else decision
+
+    def outcome(self, decision: Decision, prompt: Prompt, limit: Limit | None) -> Outcome:
+        """What the step leads to: the answer, another step, or the end of the run."""
+        if limit is not None:
+            stop = limit.stop(forced=isinstance(decision, Answer))
+            if isinstance(decision, Unfinished):
+                return Stop(
+                    stop.status, f"{stop.reason}; the answer at the limit was not accepted: {decision.note}"
+                )
+            return stop
+        if isinstance(decision, Answer):
+            return Final(decision.message)
+        spec = self.output_spec
+        if isinstance(decision, Unfinished) and prompt.decayed and spec is not None:
+            note = spec.check(decision.message["content"])
+            if note is not None:
+                return Stop("output_invalid", f"the answer did not validate, even with tools off: {note}")
+        return Continue()
 
     async def execute(self, decision: Decision, state: RunState) -> list[ToolResult]:
         """Run the step's calls through the executor; trace each call and each result."""
@@ -233,11 +308,16 @@ class Loop:
         listener = state.listener
         for c in decision.calls if listener else ():
             await listener(ToolCallFinished(c, state.index))  # type: ignore[misc]
+        calls: Sequence[ToolCall] = decision.calls
+        refused: list[ToolResult] = []
+        if self.budget is not None:
+            calls, refused = self.budget.admit(calls, Spent.of(state.steps), state.trace_id)
         token = current_trace_id.set(state.trace_id)
         try:
-            results = await self.executor(decision.calls, state)
+            results = await self.executor(calls, state) if calls else []
         finally:
             current_trace_id.reset(token)
+        results = [*results, *refused]
         for r in results if state.tracer.sinks else ():
             state.tracer.emit("tool_result", state.index, **asdict(r))
         for r in results if listener else ():
@@ -258,19 +338,12 @@ class Loop:
         state.tool_steps += bool(results)
         state.note = decision.note if isinstance(decision, Unfinished) else None
         step = Step(
-            index=state.index,
-            decision=decision.kind,
-            message=decision.message,
-            tool_calls=decision.calls if isinstance(decision, CallTools) else (),
-            results=tuple(results),
-            model_latency=reply.latency,
-            tool_latency=max((r.latency for r in results), default=0.0),
-            usage=reply.response.usage,
-            tool_choice=prompt.request.tool_choice,
-            control=prompt.control,
-            valid=valid,
-            context=prompt.context,
-        )
+            index=state.index, decision=decision.kind, message=decision.message,
+            tool_calls=decision.calls if isinstance(decision, CallTools) else (), results=tuple(results),
+            model_latency=reply.latency, tool_latency=max((r.latency for r in results), default=0.0),
+            usage=reply.response.usage, tool_choice=prompt.request.tool_choice, control=prompt.control,
+            valid=valid, context=prompt.context,
+        )  # fmt: skip
         state.steps.append(step)
         state.tracer.emit(
             "step_end",
@@ -301,25 +374,13 @@ class Loop:
         return {"type": "function", "function": {"name": choice}}
 
 
-async def run(
-    prompt: str | Sequence[Message],
-    *,
-    model: Model,
-    tools: Sequence[Tool | Callable[..., Any]] = (),
-    max_steps: int = 10,
-    **options: Any,
-) -> RunResult:
+async def run(prompt: str | Sequence[Message], *, model: Model, tools: Sequence[Tool | Callable[..., Any]] = (),
+              max_steps: int = 10, **options: Any) -> RunResult:  # fmt: skip
     """``await minloop.run(prompt, model=..., tools=[...])``: one run with a throwaway ``Loop``."""
     return await Loop(model, tools, max_steps, **options).run(prompt)
 
 
-def run_sync(
-    prompt: str | Sequence[Message],
-    *,
-    model: Model,
-    tools: Sequence[Tool | Callable[..., Any]] = (),
-    max_steps: int = 10,
-    **options: Any,
-) -> RunResult:
+def run_sync(prompt: str | Sequence[Message], *, model: Model, tools: Sequence[Tool | Callable[..., Any]] = (),
+             max_steps: int = 10, **options: Any) -> RunResult:  # fmt: skip
     """Blocking ``run``."""
     return Loop(model, tools, max_steps, **options).run_sync(prompt)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, TypeAlias
 
+from pydantic_core import to_jsonable_python
+
 from .context import ContextReport
 from .decision import DecisionKind
 from .execute import ToolResult
@@ -14,13 +16,23 @@ from .models.base import ToolChoice, Usage
 __all__ = ["RunResult", "Status", "Step"]
 
 Status: TypeAlias = Literal[
-    "success", "max_steps_exceeded", "model_error", "timeout", "cancelled", "context_overflow"
+    "success",
+    "max_steps_exceeded",
+    "budget_exceeded",
+    "output_invalid",
+    "model_error",
+    "timeout",
+    "cancelled",
+    "context_overflow",
 ]
 """``success``: the model answered. ``max_steps_exceeded``: the step budget ran out before an
 answer. ``model_error``: the model call itself failed after retries (``RunResult.error`` holds
 the cause). ``timeout``: the run's ``time_budget`` ran out. ``cancelled``: the task driving the
 run was cancelled. ``context_overflow``: the messages cannot fit the model's window, even after
-the context policy did what it could."""
+the context policy did what it could. ``budget_exceeded``: a usage budget (tokens, model calls,
+tool calls, cost) would be exceeded by the next call (``RunResult.error`` names it).
+``output_invalid``: with a typed ``output``, the answer still did not validate on a call made
+with tools off after decision decay."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,10 +66,23 @@ class RunResult:
     trace_id: str
     duration: float
     error: str | None = None
+    output_value: Any = None
+    forced_by: str | None = None
+    cost: float | None = None
 
     @property
     def ok(self) -> bool:
         return self.status == "success"
+
+    @property
+    def model_calls(self) -> int:
+        """Model calls made: one per step."""
+        return len(self.steps)
+
+    @property
+    def tool_calls(self) -> int:
+        """Tool calls run or tried (calls refused by the tool-call budget are not counted)."""
+        return sum(r.error != "ERR_TOOL_BUDGET" for s in self.steps for r in s.results)
 
     @property
     def output(self) -> str | None:
@@ -80,8 +105,13 @@ class RunResult:
             "trace_id": self.trace_id,
             "final_message": self.final_message,
             "error": self.error,
+            "output_value": to_jsonable_python(self.output_value, fallback=str),
+            "forced_by": self.forced_by,
             "duration": round(self.duration, 4),
             "usage": {**asdict(usage), "total_tokens": usage.total_tokens},
+            "model_calls": self.model_calls,
+            "tool_calls": self.tool_calls,
+            "cost": self.cost,
             "steps": [_step_dict(s) for s in self.steps],
             "messages": self.messages,
         }

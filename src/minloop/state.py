@@ -18,7 +18,7 @@ from .models.base import ModelRequest, ModelResponse
 from .result import Status, Step
 from .streaming import Listener
 
-__all__ = ["Continue", "Final", "Outcome", "Prompt", "Reply", "RunState", "Stop"]
+__all__ = ["Continue", "Final", "Limit", "Outcome", "Prompt", "Reply", "RunState", "Stop"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,10 +35,24 @@ class Continue:
 
 @dataclass(frozen=True, slots=True)
 class Stop:
-    """The run ends without an answer, with ``status``, for ``reason``."""
+    """The run ends with ``status``, for ``reason``. ``forced_by`` names the limit when the last
+    step was the answer asked for at that limit (``Loop(answer_at_limit=True)``)."""
 
     status: Status
     reason: str
+    forced_by: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Limit:
+    """A limit the next model call would pass: ``max_steps`` or a budget (``name``)."""
+
+    name: str
+    status: Status
+    reason: str
+
+    def stop(self, forced: bool = False) -> Stop:
+        return Stop(self.status, self.reason, self.name if forced else None)
 
 
 Outcome: TypeAlias = Final | Continue | Stop
@@ -51,6 +65,7 @@ class Prompt:
     request: ModelRequest
     control: str | None = None
     context: ContextReport | None = None
+    decayed: bool = False
 
 
 @dataclass(frozen=True, slots=True)

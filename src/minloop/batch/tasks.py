@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
+from pydantic_core import to_jsonable_python
+
 from ..exceptions import MinloopError
 from ..factory import build_model, build_tools
 from ..loop import Loop
@@ -127,6 +129,11 @@ def result_record(task_id: str, result: RunResult) -> Record:
             "completion": usage.completion_tokens,
             "total": usage.total_tokens,
         },
+        "model_calls": result.model_calls,
+        "tool_calls": result.tool_calls,
+        "cost": result.cost,
+        "output_value": to_jsonable_python(result.output_value, fallback=str),
+        "forced_by": result.forced_by,
         "duration": round(result.duration, 4),
         "error": result.error,
     }
@@ -141,6 +148,11 @@ def error_record(task_id: str, exc: BaseException, duration: float) -> Record:
         "trace_id": None,
         "steps": 0,
         "tokens": {"prompt": 0, "completion": 0, "total": 0},
+        "model_calls": 0,
+        "tool_calls": 0,
+        "cost": None,
+        "output_value": None,
+        "forced_by": None,
         "duration": round(duration, 4),
         "error": f"{type(exc).__name__}: {exc}",
     }

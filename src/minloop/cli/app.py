@@ -11,10 +11,11 @@ from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
+from ..budget import Budget
 from ..context import ContextPolicy, Policy
 from ..exceptions import MinloopError
 from ..factory import build_model, build_tools
@@ -31,7 +32,7 @@ from .view import LiveView, err, out, show_result
 __all__ = ["app"]
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="The minimal agent loop.")
-EXIT_CODES = {"success": 0}
+EXIT_CODES = {"success": 0, "budget_exceeded": 3}
 
 
 @app.callback()
@@ -73,6 +74,17 @@ McpOpt = Annotated[
         "before its tool names. A leading 'python' is the Python running minloop. Repeatable.",
     ),
 ]
+SchemaOpt = Annotated[
+    Path | None,
+    typer.Option(help="A JSON schema file (an object): the answer must be JSON that validates against it."),
+]
+MaxTokensOpt = Annotated[
+    int | None, typer.Option(min=1, help="Token budget for the run (prompt + completion).")
+]
+MaxToolCallsOpt = Annotated[int | None, typer.Option(min=0, help="Tool-call budget for the run.")]
+AtLimitOpt = Annotated[
+    bool, typer.Option(help="At the step or token limit, ask once more, tools off, for an answer.")
+]
 
 
 @app.command("run")
@@ -93,6 +105,10 @@ def run_command(
     window: WindowOpt = None,
     yes: YesOpt = False,
     mcp: McpOpt = None,
+    output_schema: SchemaOpt = None,
+    max_tokens: MaxTokensOpt = None,
+    max_tool_calls: MaxToolCallsOpt = None,
+    answer_at_limit: AtLimitOpt = False,
 ) -> None:
     """Run one agent loop and show each step as it happens; the trace is recorded for `minloop trace`."""
     try:
@@ -110,6 +126,9 @@ def run_command(
             time_budget=time_budget,
             approve=_approver(yes),
             context=policy,
+            output=_read_schema(output_schema) if output_schema else None,
+            budget=Budget(total_tokens=max_tokens, tool_calls=max_tool_calls),
+            answer_at_limit=answer_at_limit,
         )
     except (MinloopError, OSError, sqlite3.Error) as exc:
         err.print(f"[bold red]error:[/] {exc}", soft_wrap=True)
@@ -129,6 +148,16 @@ def run_command(
                 soft_wrap=True,
             )
     raise typer.Exit(EXIT_CODES.get(result.status, 1))
+
+
+def _read_schema(path: Path) -> dict[str, Any]:
+    try:
+        schema = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise MinloopError(f"{path}: not a JSON file: {exc}") from None
+    if not isinstance(schema, dict):
+        raise MinloopError(f"{path}: a JSON schema is a JSON object")
+    return schema
 
 
 async def _drive(loop: Loop, prompt: str, *, live: bool, servers: Sequence[str] = ()) -> RunResult:

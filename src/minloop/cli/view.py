@@ -55,8 +55,14 @@ def show_step(step: Step, registry: Mapping[str, Tool] | None = None) -> None:
 
 def show_result(result: RunResult) -> None:
     style = "green" if result.ok else "red"
-    body = result.output or result.error or "(no answer)"
-    subtitle = f"{len(result.steps)} steps · {result.usage.total_tokens} tokens · {result.duration:.2f}s"
+    body = Text(result.output or result.error or "(no answer)")
+    if result.forced_by:
+        body.append(f"\n\nanswer asked for at the limit: {result.error}", "yellow")
+    cost = f" · cost {result.cost:.6g}" if result.cost is not None else ""
+    subtitle = (
+        f"{len(result.steps)} steps · {result.model_calls} model calls · {result.tool_calls} tool calls · "
+        f"{result.usage.total_tokens} tokens{cost} · {result.duration:.2f}s"
+    )
     out.print(Panel(body, title=f"[{style}]{result.status}[/] · {result.trace_id}", subtitle=subtitle))
 
 

@@ -3,6 +3,10 @@
 A model receives a ``ModelRequest`` (messages, tool specs, tool_choice) and returns a
 ``ModelResponse`` holding one assistant message in the wire format plus token usage. Anything
 that can do that is a model: a remote endpoint, an embedded GGUF, a script for tests.
+
+A model that can hold its final answer to a JSON schema (structured output) says so with a
+``structured_output = True`` attribute; for a typed run the loop then sets
+``ModelRequest.output_schema``, and otherwise puts the schema in the prompt.
 """
 
 from __future__ import annotations
@@ -50,6 +54,7 @@ class ModelRequest:
     messages: Sequence[Message]
     tools: Sequence[dict[str, Any]] = ()
     tool_choice: ToolChoice = "auto"
+    output_schema: dict[str, Any] | None = None  # the final answer's JSON schema, for structured output
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,6 +26,7 @@ import httpx
 from ..exceptions import ModelError, ModelHTTPError, TranscriptError
 from ..guard import ensure_not_in_tool
 from ..messages import Message
+from ..output import response_format
 from .base import ModelRequest, ModelResponse, Usage
 from .sse import ChatStream, stream_body, stream_failure
 
@@ -43,6 +44,8 @@ class OpenAIModel:
     The key is read from ``api_key`` or the environment variable ``api_key_env`` (default
     ``OPENAI_API_KEY``); no key means no ``Authorization`` header (local servers).
     ``extra_body`` is merged into every request (``temperature``, ``seed``, ...).
+    ``structured_output`` (default on) says the endpoint takes ``response_format`` with a JSON
+    schema; turn it off for one that does not, and a typed run puts the schema in the prompt.
     ``context_window`` (tokens) is the model's window, used by ``ContextPolicy`` when it names
     none. ``timeout`` is seconds per HTTP request (connect, send and each read), not per run.
 
@@ -69,9 +72,11 @@ class OpenAIModel:
         max_backoff: float = 20.0,
         extra_body: dict[str, Any] | None = None,
         context_window: int | None = None,
+        structured_output: bool = True,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         self.name = model
+        self.structured_output = structured_output
         self.context_window = context_window
         self.url = base_url.rstrip("/") + "/chat/completions"
         key = api_key if api_key is not None else os.environ.get(api_key_env)
@@ -151,6 +156,9 @@ class OpenAIModel:
             chat = ChatStream(self.url)
             try:
                 async with client.stream("POST", self.url, content=body) as resp:
+                    if resp.status_code < 400 and "json" in resp.headers.get("content-type", ""):
+                        yield parse_completion(await resp.aread(), self.url)  # a server that does not stream
+                        return
                     if resp.status_code < 400:
                         async for line in resp.aiter_lines():  # to the end: the connection is reused
                             for delta in chat.feed_line(line) if not chat.done else ():
@@ -197,6 +205,8 @@ def request_body(model: str, request: ModelRequest, extra: dict[str, Any]) -> di
     if request.tools:
         body["tools"] = list(request.tools)
         body["tool_choice"] = request.tool_choice
+    if request.output_schema is not None:
+        body["response_format"] = response_format(request.output_schema)
     return body
 
 
@@ -253,6 +263,8 @@ def _retry_after_seconds(value: str | None) -> float | None:
 
 class OpenAIClientModel:
     """Adapter for a caller's own ``openai.AsyncOpenAI`` client (their auth, proxies, retries)."""
+
+    structured_output = True
 
     def __init__(self, client: Any, model: str, **extra_body: Any) -> None:
         self.client = client

@@ -131,8 +131,7 @@ def _handler_for(server: ChatServer) -> type[BaseHTTPRequestHandler]:
                 chunks = sse_chunks(reply.message, server.chunk_size)
                 write_events(self, chunks, broken=reply.stream, after=reply.after, delay=reply.delay)
             elif body.get("stream") and not isinstance(reply, Fault):
-                chunks = reply if isinstance(reply, list) else sse_chunks(reply, server.chunk_size)
-                write_events(self, chunks)
+                write_events(self, reply if isinstance(reply, list) else _streamed(reply, server.chunk_size))
             elif isinstance(reply, list):
                 self._send(500, b'{"error": {"message": "a list of chunks needs a streamed request"}}')
             elif isinstance(reply, Fault):
@@ -163,3 +162,12 @@ def _handler_for(server: ChatServer) -> type[BaseHTTPRequestHandler]:
             pass
 
     return Handler
+
+
+def _streamed(reply: dict[str, Any], size: int) -> list[dict[str, Any]]:
+    """The chunks of a scripted reply: an assistant message, or a whole completion with its usage."""
+    if "choices" not in reply:
+        return sse_chunks(reply, size)
+    usage = reply.get("usage") or {}
+    counts = {k: int(usage[k]) for k in ("prompt_tokens", "completion_tokens") if k in usage}
+    return sse_chunks(reply["choices"][0]["message"], size, **counts)

@@ -27,6 +27,7 @@ from ..base import ModelRequest, ModelResponse, Usage
 from .decoding import (
     FORMAT_INSTRUCTION,
     PARALLEL_INSTRUCTION,
+    answer_schema,
     decision_schema,
     parse_decision,
     ungrounded_note,
@@ -58,7 +59,8 @@ class LocalModel:
     a direct reply, or a request for the missing values. Measured with ``minloop eval bfcl``,
     this is what makes a 0.5B model abstain when no offered tool serves the request. ``gate``
     (off) is the older relevance gate, see ``relevance``. ``parallel`` lets one decision hold
-    several calls (``{"calls": [...]}``).
+    several calls (``{"calls": [...]}``). A typed answer (``ModelRequest.output_schema``) is
+    decoded under its schema.
 
     ``select_above`` (default ``SELECT_ABOVE``; ``None``: never): a larger menu is narrowed
     before each decision to the few tools whose names, descriptions and parameters share words
@@ -67,6 +69,8 @@ class LocalModel:
     prompt and tool definitions are evaluated once and kept on disk under the cache directory,
     so a new process with the same tools skips them (``minloop.models.local.prefix_cache``).
     """
+
+    structured_output = True
 
     def __init__(
         self,
@@ -214,13 +218,16 @@ class LocalModel:
     def body(self, request: ModelRequest) -> dict[str, Any]:
         """The runtime's chat-completion request for a ``ModelRequest``."""
         body: dict[str, Any] = {"messages": list(request.messages), **self.sampling, "cache_prompt": True}
+        answer = answer_schema(request.output_schema)
         if request.tools:
             body["tools"] = list(request.tools)
             if self.constrain:
                 body["messages"] = _with_instruction(body["messages"], self.parallel)
                 body["json_schema"] = decision_schema(
-                    request.tools, request.tool_choice, parallel=self.parallel
+                    request.tools, request.tool_choice, parallel=self.parallel, answer=answer
                 )
+        elif self.constrain and request.output_schema is not None:
+            body["json_schema"] = answer
         return body
 
     def _server(self) -> tuple[Any, threading.Lock]:

@@ -3,7 +3,8 @@
 The embedded model sees the tools through its own chat template, plus one instruction naming
 the reply format. Its output is constrained by a JSON schema derived from the registered
 tools: ``{"name": <one of the tools>, "arguments": <that tool's argument schema>}`` for a
-call, ``{"answer": "..."}`` for a direct reply. ``parse_decision`` turns the text back into a
+call, ``{"answer": "..."}`` for a direct reply (``{"answer": <the output schema>}`` for a typed
+answer, see ``answer_schema``). ``parse_decision`` turns the text back into a
 wire-format assistant message; when the output is not the constrained JSON (a runtime
 without grammar support, a truncated reply) it falls back to the template's
 ``<tool_call>`` blocks, then to fenced JSON, then to plain text.
@@ -22,6 +23,7 @@ from ..base import ToolChoice
 __all__ = [
     "FORMAT_INSTRUCTION",
     "PARALLEL_INSTRUCTION",
+    "answer_schema",
     "decision_schema",
     "parse_decision",
     "ungrounded_note",
@@ -49,17 +51,31 @@ _TOOL_CALL = re.compile(r"<tool_call>\s*(\{.*?\})\s*</tool_call>", re.DOTALL)
 _FENCED = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL)
 
 
+def answer_schema(output_schema: dict[str, Any] | None) -> dict[str, Any]:
+    """``{"answer": string}``, or ``{"answer": <output_schema>}`` for a typed answer (its
+    ``$defs`` moved to the top, where its references point)."""
+    if output_schema is None:
+        return ANSWER
+    inner = {k: v for k, v in output_schema.items() if k != "$defs"}
+    schema = {**ANSWER, "properties": {"answer": inner}}
+    return {**schema, "$defs": output_schema["$defs"]} if "$defs" in output_schema else schema
+
+
 def decision_schema(
-    tools: Sequence[dict[str, Any]], tool_choice: ToolChoice, *, parallel: bool = False
+    tools: Sequence[dict[str, Any]],
+    tool_choice: ToolChoice,
+    *,
+    parallel: bool = False,
+    answer: dict[str, Any] = ANSWER,
 ) -> dict[str, Any]:
     """The JSON schema of every reply the model may give under ``tool_choice``.
 
     One object per tool (``{"name": <const>, "arguments": <its schema>}``), with ``parallel``
-    also ``{"calls": [two or more of those]}``, and ``{"answer": ...}`` unless a call is
-    required.
+    also ``{"calls": [two or more of those]}``, and ``answer`` (``{"answer": ...}``) unless a
+    call is required.
     """
     if tool_choice == "none" or not tools:
-        return ANSWER
+        return answer
     forced = tool_choice.get("function", {}).get("name") if isinstance(tool_choice, dict) else None
     options = [
         {
@@ -82,9 +98,11 @@ def decision_schema(
                 "additionalProperties": False,
             }
         )
+    defs = answer.get("$defs")
     if tool_choice == "auto":
-        options.append(ANSWER)
-    return options[0] if len(options) == 1 else {"anyOf": options}
+        options.append({k: v for k, v in answer.items() if k != "$defs"})
+    schema = options[0] if len(options) == 1 else {"anyOf": options}
+    return {**schema, "$defs": defs} if defs and tool_choice == "auto" else schema
 
 
 def ungrounded_note(missing: dict[str, list[str]]) -> str:
@@ -125,7 +143,9 @@ def parse_decision(text: str, call_prefix: str = "call", *, truncated: bool = Fa
                 for i, c in enumerate(calls, 1)
             ],
         }
-    answers = [p["answer"] for p in payloads if isinstance(p.get("answer"), str)]
+    answers = [
+        a if isinstance(a, str) else _dump_args(a) for p in payloads if (a := p.get("answer")) is not None
+    ]
     return {"role": "assistant", "content": answers[0] if answers else text.strip()}
 
 

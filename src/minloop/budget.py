@@ -1,0 +1,168 @@
+"""Usage budgets per run: tokens, model calls, tool calls and cost.
+
+``Loop(..., budget=Budget(total_tokens=20_000, model_calls=8, cost=0.05, prices={...}))``. Before
+each model call the loop asks ``Budget.check`` whether the call may go out, counting what it will
+at least spend: its prompt, counted exactly by the embedded model (``count_tokens``) and
+estimated for remote models (``minloop.context.estimate_tokens``, calibrated on each reply's
+reported usage). A reply that overshoots a budget is caught the same way before the next call.
+Tool calls are counted as they are made: a call past ``tool_calls`` is not run (the model reads
+``ERR_TOOL_BUDGET``). A spent budget ends the run with status ``budget_exceeded``; ``RunResult
+.error`` names the budget and by how much it would be exceeded. A reply that already holds the
+final answer is never thrown away: a run that gets its answer ends ``success`` whatever it cost.
+
+Cost comes from ``prices``, per model name, in any currency per million tokens.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal, TypeAlias
+
+from .envelope import ErrorCode, envelope, to_json
+from .exceptions import MinloopError
+from .execute import ToolResult
+from .messages import ToolCall
+from .models.base import Usage
+from .result import Step
+from .state import Limit
+
+__all__ = ["Budget", "BudgetName", "Price", "Spent", "refuse"]
+
+BudgetName: TypeAlias = Literal[
+    "prompt_tokens", "completion_tokens", "total_tokens", "model_calls", "tool_calls", "cost"
+]
+REFUSED: ErrorCode = "ERR_TOOL_BUDGET"
+
+
+@dataclass(frozen=True, slots=True)
+class Price:
+    """What a million tokens cost, prompt and completion, in the caller's currency."""
+
+    prompt: float
+    completion: float
+
+    def of(self, usage: Usage) -> float:
+        return (usage.prompt_tokens * self.prompt + usage.completion_tokens * self.completion) / 1e6
+
+
+@dataclass(frozen=True, slots=True)
+class Spent:
+    """What a run has used so far (``RunResult`` reports the same totals)."""
+
+    usage: Usage = field(default_factory=Usage)
+    model_calls: int = 0
+    tool_calls: int = 0  # calls the loop ran or tried to run
+    refused_calls: int = 0  # calls not run because the tool-call budget was spent
+    cost: float | None = None
+
+    @classmethod
+    def of(cls, steps: Iterable[Step], price: Price | None = None) -> Spent:
+        usage, calls, tools, refused = Usage(), 0, 0, 0
+        for step in steps:
+            usage, calls = usage + step.usage, calls + 1
+            for result in step.results:
+                refused += result.error == REFUSED
+                tools += result.error != REFUSED
+        return cls(usage, calls, tools, refused, None if price is None else price.of(usage))
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """Limits for one run; ``None`` means no limit. ``prices`` maps a model name to its ``Price``
+    (or a ``(prompt, completion)`` pair per million tokens); ``cost`` needs the price of the
+    loop's model."""
+
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    total_tokens: int | None = None
+    model_calls: int | None = None
+    tool_calls: int | None = None
+    cost: float | None = None
+    prices: Mapping[str, Price | tuple[float, float]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for name in (
+            "prompt_tokens",
+            "completion_tokens",
+            "total_tokens",
+            "model_calls",
+            "tool_calls",
+            "cost",
+        ):
+            value = getattr(self, name)
+            if value is not None and value < 0:
+                raise MinloopError(f"Budget({name}={value}): a budget cannot be negative")
+        prices = {k: v if isinstance(v, Price) else Price(*v) for k, v in self.prices.items()}
+        object.__setattr__(self, "prices", prices)
+
+    def price_for(self, model: str) -> Price | None:
+        """The model's price; raises if a cost limit is set and the table does not name the model."""
+        price = self.prices.get(model)
+        if price is None and self.cost is not None:
+            known = ", ".join(sorted(self.prices)) or "none"
+            raise MinloopError(
+                f"Budget(cost={self.cost}) needs the price of model {model!r} in prices= (priced: {known})"
+            )
+        return price  # type: ignore[return-value]  # converted to Price in __post_init__
+
+    @property
+    def counts_prompts(self) -> bool:
+        """Whether checking needs the next call's prompt tokens."""
+        return any(v is not None for v in (self.prompt_tokens, self.total_tokens, self.cost))
+
+    def admit(
+        self, calls: Sequence[ToolCall], spent: Spent, trace_id: str
+    ) -> tuple[Sequence[ToolCall], list[ToolResult]]:
+        """The calls the tool-call budget lets run, and the results of those it does not."""
+        if self.tool_calls is None or spent.tool_calls + len(calls) <= self.tool_calls:
+            return calls, []
+        left = max(self.tool_calls - spent.tool_calls, 0)
+        return calls[:left], [refuse(c, self.tool_calls, trace_id) for c in calls[left:]]
+
+    def check(self, spent: Spent, next_prompt: int = 0, price: Price | None = None) -> Limit | None:
+        """The first budget that the next call, sending about ``next_prompt`` tokens, would exceed."""
+        if self.model_calls is not None and spent.model_calls >= self.model_calls:
+            return _over(
+                "model_calls", f"{spent.model_calls} model calls made, the limit is {self.model_calls}"
+            )
+        if self.tool_calls is not None and spent.refused_calls:
+            asked = spent.tool_calls + spent.refused_calls
+            return _over(
+                "tool_calls",
+                f"the model asked for {asked} tool calls, the limit is {self.tool_calls} "
+                f"({spent.refused_calls} not run)",
+            )
+        usage = spent.usage
+        tokens: list[tuple[BudgetName, float | None, float, float]] = [
+            ("prompt_tokens", self.prompt_tokens, usage.prompt_tokens, next_prompt),
+            ("total_tokens", self.total_tokens, usage.total_tokens, next_prompt),
+            ("completion_tokens", self.completion_tokens, usage.completion_tokens, 1),
+        ]
+        if self.cost is not None and price is not None:
+            tokens.append(("cost", self.cost, spent.cost or 0.0, next_prompt * price.prompt / 1e6))
+        for name, limit, used, coming in tokens:
+            if limit is not None and used + coming > limit:
+                return _over(name, _overrun_text(name, limit, used, coming))
+        return None
+
+
+def _over(name: BudgetName, text: str) -> Limit:
+    return Limit(name, "budget_exceeded", f"budget exceeded: {name}: {text}")
+
+
+def _overrun_text(name: str, limit: float, used: float, coming: float) -> str:
+    fmt = (lambda v: f"{v:.6g}") if name == "cost" else (lambda v: f"{int(v)}")
+    if used >= limit or name == "completion_tokens":
+        over = f" (over by {fmt(used - limit)})" if used > limit else ""
+        return f"{fmt(used)} spent, the limit is {fmt(limit)}{over}"
+    return (
+        f"{fmt(used)} spent and about {fmt(coming)} more for the next call's prompt would "
+        f"exceed the limit of {fmt(limit)} by {fmt(used + coming - limit)}"
+    )
+
+
+def refuse(call: ToolCall, limit: int, trace_id: str) -> ToolResult:
+    """The result of a call not run because the run's tool-call budget is spent."""
+    text = f"not run: this run may make at most {limit} tool calls, and they are spent"
+    return ToolResult(call.id, call.name, to_json(envelope(REFUSED, text, call.name, trace_id)), REFUSED)

@@ -1,0 +1,104 @@
+"""Typed output, a budget and the answer at the limit on the embedded model (temperature 0)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import pytest
+from pydantic import AfterValidator, BaseModel
+
+from minloop import Budget, Loop
+from minloop.builtins import calculator
+from minloop.decision import LIMIT_TEXT
+from minloop.models.local import LocalModel
+
+from .conftest import content, masked
+
+pytestmark = pytest.mark.local_model
+
+
+class Product(BaseModel):
+    expression: str
+    result: int
+
+
+def no_city(value: str) -> str:
+    raise ValueError("no city is accepted")
+
+
+class Capital(BaseModel):
+    city: Annotated[str, AfterValidator(no_city)]  # a rule the JSON schema cannot carry
+
+
+@pytest.fixture(scope="module")
+def local() -> LocalModel:
+    model = LocalModel()
+    model.load()
+    return model
+
+
+def test_a_typed_answer_decoded_under_the_schema(local: LocalModel) -> None:
+    result = Loop(local, [calculator], max_steps=4, output=Product).run_sync(
+        "What is 17 * 23? Use the calculator."
+    )
+    assert result.status == "success", result.to_dict()
+    assert result.output_value == Product(expression="17 * 23", result=391)
+    assert masked(result.messages, result.trace_id) == [
+        {"role": "user", "content": "What is 17 * 23? Use the calculator."},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "call_1_1",
+                    "type": "function",
+                    "function": {"name": "calculator", "arguments": '{"expression": "17 * 23"}'},
+                }
+            ],
+        },
+        {
+            "role": "tool",
+            "tool_call_id": "call_1_1",
+            "name": "calculator",
+            "content": content(expression="17 * 23", result=391),
+        },
+        {"role": "assistant", "content": '{"expression": "17 * 23", "result": 391}'},
+    ]
+
+
+def test_an_answer_that_never_validates_ends_after_decay(local: LocalModel) -> None:
+    result = Loop(local, [calculator], max_steps=10, output=Capital).run_sync(
+        "Which city is the capital of France?"
+    )
+    assert result.status == "output_invalid" and result.output_value is None
+    assert [(s.decision, s.tool_choice) for s in result.steps] == [
+        ("unfinished", "auto"),
+        ("unfinished", "auto"),
+        ("unfinished", "none"),
+    ]
+    assert result.error is not None and "city: Value error, no city is accepted" in result.error
+    assert result.messages == [
+        {"role": "user", "content": "Which city is the capital of France?"},
+        *[{"role": "assistant", "content": '{"city": "Paris"}'}] * 3,
+    ]
+
+
+def test_the_prompt_budget_counts_with_the_models_own_tokenizer(local: LocalModel) -> None:
+    asked = "What is 2 + 2?"
+    exact = local.count_tokens([{"role": "user", "content": asked}], [calculator.spec()])
+    result = Loop(local, [calculator], budget=Budget(prompt_tokens=10)).run_sync(asked)
+    assert (result.status, result.steps) == ("budget_exceeded", ())
+    assert result.error == (
+        f"budget exceeded: prompt_tokens: 0 spent and about {exact} more for the next call's prompt "
+        f"would exceed the limit of 10 by {exact - 10}"
+    )
+
+
+def test_an_answer_at_the_step_limit(local: LocalModel) -> None:
+    result = Loop(local, [calculator], max_steps=1, answer_at_limit=True).run_sync(
+        "What is 17 * 23? Use the calculator."
+    )
+    assert (result.status, result.forced_by) == ("max_steps_exceeded", "max_steps")
+    assert [(s.decision, s.tool_choice, s.control) for s in result.steps][1] == ("answer", "none", LIMIT_TEXT)
+    assert result.output == "391"  # the tool's result; an earlier wording of the limit text got a refusal
+    assert [m["role"] for m in result.messages] == ["user", "assistant", "tool", "assistant"]
