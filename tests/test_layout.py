@@ -14,7 +14,9 @@ CORE = {
     "__init__", "context", "decision", "driver", "events", "exceptions", "execute", "fallback", "guard", "log",
     "loop", "messages", "redact", "result", "state", "tools", "models.__init__", "models.base", "envelope",
 }  # fmt: skip
-ROOMS = ("cli", "trace", "batch", "evals", "builtins", "testing", "factory", "doctor", "mcp", "models.local")
+ROOMS = (
+    "cli", "trace", "batch", "evals", "builtins", "testing", "factory", "doctor", "mcp", "models.local", "language",
+)  # fmt: skip
 
 
 def modules() -> dict[str, Path]:

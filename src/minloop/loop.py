@@ -19,7 +19,16 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .context import NO_WINDOW, ContextPolicy, Policy, calibrate, counter_for
-from .decision import CallTools, Controls, Decision, Unfinished, control_message, decide, is_valid_step
+from .decision import (
+    AnswerCheck,
+    CallTools,
+    Controls,
+    Decision,
+    Unfinished,
+    control_message,
+    decide,
+    is_valid_step,
+)
 from .driver import LoopRun
 from .events import Tracer, TraceSink
 from .exceptions import ContextOverflowError, MinloopError, ModelError, ToolDefinitionError
@@ -52,7 +61,9 @@ class Loop:
     end. ``time_budget`` (seconds) bounds a whole run's wall time. ``approve`` decides on calls
     to tools marked ``needs_approval``. ``context`` (a ``ContextPolicy``) decides what of the
     transcript is sent under the model's window. ``sinks`` receive trace events after
-    ``redact`` (which also scrubs secrets from tool results and log lines).
+    ``redact`` (which also scrubs secrets from tool results and log lines). The answer check is
+    ``controls.answer_check``, else the model's own ``answer_check`` attribute if it has one (the
+    embedded model offers the evidence check).
     """
 
     model: Model
@@ -134,9 +145,7 @@ class Loop:
             async with budget:
                 prompt = self.receive(state)
                 reply = await self.call_model(prompt.request, state)
-                decision = decide(
-                    reply.response.message, state.index, self.controls.answer_check, state.messages
-                )
+                decision = decide(reply.response.message, state.index, self.answer_check, state.messages)
                 results = await self.execute(decision, state)
         except ContextOverflowError as exc:
             return Stop("context_overflow", str(exc))
@@ -265,6 +274,11 @@ class Loop:
             "step %d end: %s%s, %.1fms model", step.index, step.decision, errors, reply.latency * 1000
         )
         return step
+
+    @property
+    def answer_check(self) -> AnswerCheck | None:
+        """``controls.answer_check``, else the model's own (``LocalModel`` holds the evidence check)."""
+        return self.controls.answer_check or getattr(self.model, "answer_check", None)
 
     def _scrub(self, value: Any) -> Any:
         return self.redact(value) if self.redact is not None else value

@@ -30,6 +30,7 @@ from .decoding import (
     parse_decision,
     ungrounded_note,
 )
+from .evidence import EvidenceCheck
 from .gguf import check_gguf, ensure_gguf
 from .grounding import ground_calls
 from .runtime import complete, load, post, relevance_of
@@ -52,7 +53,10 @@ class LocalModel:
     a direct reply, or a request for the missing values. Measured with ``minloop eval bfcl``,
     this is what makes a 0.5B model abstain when no offered tool serves the request. ``gate``
     (off) is the older relevance gate, see ``relevance``. ``parallel`` lets one decision hold
-    several calls (``{"calls": [...]}``).
+    several calls (``{"calls": [...]}``). ``faithful`` (default on) holds answers to the
+    evidence: ``answer_check`` is ``minloop.models.local.evidence.EvidenceCheck``, which a ``Loop`` uses unless
+    ``Controls(answer_check=...)`` names another, and grounding maps argument values onto their
+    parameter's vocabulary (the time zone of "东京").
     """
 
     def __init__(
@@ -69,6 +73,7 @@ class LocalModel:
         grounded: bool = True,
         parallel: bool = True,
         gate: float | None = None,
+        faithful: bool = True,
     ) -> None:
         self.path = check_gguf(Path(path)) if path is not None else None
         self.model = model
@@ -80,11 +85,13 @@ class LocalModel:
         self.grounded = grounded
         self.parallel = parallel
         self.gate = gate
+        self.faithful = faithful
+        self.answer_check: EvidenceCheck | None = EvidenceCheck() if faithful else None
 
     def plain(self) -> LocalModel:
-        """This model without minloop's decision policy (no grounding, no gate): a baseline."""
+        """This model without minloop's decision policy (no grounding, gate or evidence check): a baseline."""
         twin = copy.copy(self)
-        twin.grounded, twin.gate = False, None
+        twin.grounded, twin.gate, twin.faithful, twin.answer_check = False, None, False, None
         return twin
 
     @property
@@ -116,7 +123,9 @@ class LocalModel:
         response = _response(reply, prefix, constrained="json_schema" in body)
         if not (self.grounded and request.tool_choice == "auto" and response.message.get("tool_calls")):
             return response
-        message, missing = ground_calls(response.message, request.tools, request.messages)
+        message, missing = ground_calls(
+            response.message, request.tools, request.messages, resolve=self.faithful
+        )
         if not missing:
             return replace(response, message=message)
         # A call resting on invented values is not made: the model answers, told what is missing.
