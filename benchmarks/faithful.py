@@ -34,7 +34,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))
 from faithful_set import FILES, ITEMS, Expected
 
-from minloop import Loop, RunResult
+from minloop import Loop, RunResult, ToolCall
 from minloop.builtins import default_tools
 from minloop.builtins.calculator import evaluate
 from minloop.language import numbers_in
@@ -62,35 +62,33 @@ def unsupported_numbers(answer: str, sources: str) -> list[float]:
 
 
 def tool_ok(result: RunResult, expected: Expected) -> bool | None:
+    """Whether the expected tool ran (without error) on the expected value; None when no tool serves."""
     if expected is None:
         return None
     name, argument, value = expected
     for step in result.steps:
         for call, res in zip(step.tool_calls, step.results, strict=False):
-            if call.name != name or res.error:
-                continue
-            try:
-                args = json.loads(call.arguments or "{}")
-            except ValueError:
-                args = {}
-            args = args if isinstance(args, dict) else {}
-            got = args.get(argument)
-            if name == "calculator" and isinstance(got, str):
-                try:
-                    if abs(float(evaluate(got)) - value) < 1e-6:
-                        return True
-                except (ValueError, ZeroDivisionError, OverflowError, TypeError):
-                    continue
-            elif (
-                (name == "current_time"
-                and f'"timezone": "{value}"' in res.to_message("tool")["content"])
-                or (name == "list_files"
-                and got in (None, "*", "*.*", "**", "**/*"))
-                or (isinstance(got, str)
-                and value.lower() in got.lower())
-            ):
+            if call.name == name and not res.error and _value_ok(call, argument, value, res.content):
                 return True
     return False
+
+
+def _value_ok(call: ToolCall, argument: str, value: Any, content: str) -> bool:
+    try:
+        args = json.loads(call.arguments or "{}")
+    except ValueError:
+        return False
+    got = args.get(argument) if isinstance(args, dict) else None
+    if call.name == "calculator":
+        try:
+            return isinstance(got, str) and abs(float(evaluate(got)) - value) < 1e-6
+        except (ValueError, ZeroDivisionError, OverflowError, TypeError):
+            return False
+    if call.name == "current_time":  # the zone the clock actually ran in
+        return f'"timezone": "{value}"' in content
+    if call.name == "list_files":
+        return got in (None, "*", "*.*", "**", "**/*")
+    return isinstance(got, str) and value.lower() in got.lower()
 
 
 def judge(result: RunResult, request: str, expected: Expected, group: str) -> dict[str, Any]:
