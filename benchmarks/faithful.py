@@ -39,6 +39,7 @@ from minloop.builtins import default_tools
 from minloop.builtins.calculator import evaluate
 from minloop.language import numbers_in
 from minloop.models.local import LocalModel
+from minloop.models.local.evidence import EvidenceCheck
 
 DECLINE = re.compile(
     r"can't|cannot|can not|unable|don't have|do not have|not able|no (?:tool|access|way|information|data)|"
@@ -115,11 +116,13 @@ def measure(out: Path, start: int, stop: int, arms: list[str]) -> None:
     root = Path(tempfile.mkdtemp(prefix="faithful-"))
     for name, text in FILES.items():
         (root / name).write_text(text, encoding="utf-8")
-    models = {"on": LocalModel(), "off": LocalModel(faithful=False)}
+    english_notes = LocalModel()
+    english_notes.answer_check = EvidenceCheck(note_language="en")
+    models = {"on": LocalModel(), "off": LocalModel(faithful=False), "en-notes": english_notes}
     models["on"].load()
     for index in range(start, min(stop, len(ITEMS))):
         group, language, request, expected = ITEMS[index]
-        for arm in arms:
+        for arm in arms if language == "zh" else [a for a in arms if a != "en-notes"]:
             model = models[arm]
             result, seconds = run_item(model, root, request)
             row = {
@@ -168,6 +171,15 @@ def report(path: Path) -> None:
     on_time, off_time = _mean(cells[("on", "all", "both")]), _mean(cells[("off", "all", "both")])
     if off_time:
         print(f"time per request, policy on / off: {on_time / off_time:.2f}")
+    english = cells.get(("en-notes", "all", "zh"), [])
+    if english:
+        done = {r["index"] for r in english}
+        chinese = [r for r in cells[("on", "all", "zh")] if r["index"] in done]
+        print(
+            f"Chinese requests, notes in Chinese | in English (n={len(english)}): faithful "
+            f"{_rate(chinese, 'faithful')} | {_rate(english, 'faithful')}, tool {_rate(chinese, 'tool')} | "
+            f"{_rate(english, 'tool')}, s/request {_mean(chinese):.1f} | {_mean(english):.1f}"
+        )
 
 
 def _rate(rows: list[dict[str, Any]], key: str) -> str:
@@ -184,7 +196,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("faithful.jsonl"))
     parser.add_argument("--start", type=int, default=0)
     parser.add_argument("--stop", type=int, default=len(ITEMS))
-    parser.add_argument("--arms", nargs="+", choices=["on", "off"], default=["on", "off"])
+    parser.add_argument("--arms", nargs="+", choices=["on", "off", "en-notes"], default=["on", "off"])
     parser.add_argument("--report", type=Path)
     args = parser.parse_args()
     if args.report:

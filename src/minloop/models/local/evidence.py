@@ -34,29 +34,10 @@ _FACT = re.compile(
 )
 _LIST_MARKER = re.compile(r"^\s*(\d{1,2})[.)]\s", re.MULTILINE)
 _NAME = re.compile(r"\b[A-Z][a-z]+(?:\s+(?:[A-Z][a-z]+|[A-Z]\.))+")
-_LEADING = frozenset(
-    [
-        "The",
-        "A",
-        "An",
-        "In",
-        "On",
-        "At",
-        "It",
-        "I",
-        "This",
-        "That",
-        "These",
-        "Those",
-        "My",
-        "Your",
-        "Our",
-        "Their",
-        "Today",
-        "Now",
-        "Sorry",
-    ]
-)
+_LEADING = frozenset({
+    "The", "A", "An", "In", "On", "At", "It", "I", "This", "That", "These", "Those", "My", "Your", "Our", "Their",
+    "Today", "Now", "Sorry",
+})  # fmt: skip
 NOTES: dict[Language, str] = {
     "en": (
         "Your answer states {facts}, which no tool result and no user message gives. If a tool can give "
@@ -120,20 +101,22 @@ class EvidenceCheck:
     """The evidence check as an answer check: ``Controls(answer_check=EvidenceCheck())``.
 
     ``retries`` is how many times an unsupported answer is sent back before the run ends with
-    a plain statement that the tools could not provide it.
+    a plain statement that the tools could not provide it. The note sent back is in the user's
+    language unless ``note_language`` names one ("en" or "zh").
     """
 
     retries: int = 1
+    note_language: Language | None = None
 
     def __call__(self, answer: str, messages: Sequence[Mapping[str, Any]]) -> str | Replacement | None:
         facts = unsupported(answer, evidence_of(messages))
         if not facts:
             return None
         language = user_language(messages)
-        listed = _SEPARATOR[language].join(facts[:5])
         if _rejected(messages) >= self.retries:
             return Replacement(DECLINES[language])  # the unsupported facts are not repeated to the user
-        return NOTES[language].format(facts=listed)
+        note = self.note_language or language
+        return NOTES[note].format(facts=_SEPARATOR[note].join(facts[:5]))
 
 
 def _rejected(messages: Sequence[Mapping[str, Any]]) -> int:
