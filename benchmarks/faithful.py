@@ -136,6 +136,7 @@ def measure(out: Path, start: int, stop: int, arms: list[str]) -> None:
                 "seconds": round(seconds, 2),
                 "calls": [[c.name, c.arguments] for s in result.steps for c in s.tool_calls],
                 "decisions": [s.decision for s in result.steps],
+                "replies": [s.message.get("content") for s in result.steps if s.decision == "unfinished"],
                 **judge(result, request, expected, group),
             }
             with out.open("a", encoding="utf-8") as f:
