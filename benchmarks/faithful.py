@@ -6,7 +6,8 @@
 Runs every request of ``faithful_set.py`` (64, half Chinese) through ``Loop`` with the CLI's
 built-in tools over a small fixture folder, once with ``LocalModel()`` (the evidence check and
 value resolution on) and once with ``LocalModel(faithful=False)``, one after the other per
-request. Each run is judged by rules independent of the policy's own check:
+request (the order alternates; one untimed request first fills the KV cache). ``--arms
+en-notes`` adds, on the Chinese requests, the policy with its notes to the model in English. Each run is judged by rules independent of the policy's own check:
 
 * tool: the expected tool was called with the expected value (the expression evaluates to the
   result, the clock ran in the expected zone, the file tool got the expected file or text);
@@ -120,9 +121,11 @@ def measure(out: Path, start: int, stop: int, arms: list[str]) -> None:
     english_notes.answer_check = EvidenceCheck(note_language="en")
     models = {"on": LocalModel(), "off": LocalModel(faithful=False), "en-notes": english_notes}
     models["on"].load()
+    run_item(models["on"], root, "What is 2 + 2?")  # untimed: the first prompt fills the KV cache
     for index in range(start, min(stop, len(ITEMS))):
         group, language, request, expected = ITEMS[index]
-        for arm in arms if language == "zh" else [a for a in arms if a != "en-notes"]:
+        order = arms if index % 2 == 0 else arms[::-1]  # neither arm always goes first
+        for arm in order if language == "zh" else [a for a in order if a != "en-notes"]:
             model = models[arm]
             result, seconds = run_item(model, root, request)
             row = {
