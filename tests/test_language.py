@@ -68,6 +68,7 @@ def test_evidence_finds_chinese_numbers_words_and_places() -> None:
     seen = Evidence("计算 一千二百三十四 乘以 5678，预算 1.2万，利率百分之五。现在东京几点了？")
     assert all(seen.has(v) for v in (1234, 5678, 12000, 0.05, 5, "东京", "Tokyo", "Asia/Tokyo"))
     assert not any(seen.has(v) for v in (1235, "北京", "London", "Europe/London"))
+    assert seen.has("UTC") and seen.has("Etc/UTC")  # the neutral default, never an invention
 
 
 CLOCK = {"type": "function", "function": {"name": "current_time", "parameters": current_time.parameters()}}

@@ -19,7 +19,8 @@ What counts as found, deliberately lenient so that real calls pass:
   ("100 million"), a number word ("five"), in Chinese numerals or units (一千二百三十四, 1.2万) or
   as a percentage (5% or 百分之五 for 0.05); 0 and 1 always (see ``minloop.language.numerals``);
 * places: a value naming the same time zone as a place in the text ("Asia/Tokyo", "Tokyo" and
-  "东京" are one place; see ``minloop.language.zones``); Chinese words: found as written;
+  "东京" are one place; see ``minloop.language.zones``), and UTC always (the neutral default of a
+  time zone parameter); Chinese words: found as written;
 * strings: at least half of the value's content words appear in the text, a word matching when
   one is a prefix of the other ("py" in "python", "restaurant" in "restaurants"), when they
   share their first five letters, or as an abbreviation ("md" for "markdown", "ny" for "New
@@ -132,8 +133,9 @@ class Evidence:
         return any(_close(x, n) or _close(x * 100, n) or _close(x, n * 100) for n in self.numbers)
 
     def _has_text(self, text: str) -> bool:
-        if self.zones and resolve_zone(text) in self.zones:
-            return True  # "Tokyo", "东京" and "Asia/Tokyo" name one place
+        zone = resolve_zone(text)
+        if zone == "UTC" or (zone is not None and zone in self.zones):
+            return True  # "Tokyo", "东京" and "Asia/Tokyo" name one place; UTC is no invention
         if (runs := _CJK.findall(text)) and not all(run in self.text for run in runs):
             return False
         tokens = [t for t in _WORD.findall(text.lower()) if t not in _STOP]
