@@ -54,6 +54,10 @@ def test_place_names_resolve_to_iana_zones_in_both_languages() -> None:
     assert zones_in("纽约和伦敦现在几点？") == ["America/New_York", "Europe/London"]
     assert zones_in("What time is it in New York and Tokyo?") == ["America/New_York", "Asia/Tokyo"]
     assert zones_in("北京今天天气怎么样？") == [] and zones_in("What is 5 + 3?") == []
+    assert zones_in("Tokyo time, please") == ["Asia/Tokyo"]
+    assert (
+        zones_in("What day is Christmas? Darwin said so.") == []
+    )  # zones named Indian/Christmas, Australia/Darwin
 
 
 def test_language_of_the_user() -> None:

@@ -4,7 +4,8 @@
 ``"Asia/Tokyo"``. The names are CLDR's localized exemplar cities (``东京``, ``纽约``, ``東京``) and
 country names (``日本`` gives the country's first zone), plus the city part of every IANA zone
 id and the places tzdata's own zone table names ("Beijing Time" for Asia/Shanghai).
-``zones_in(text)`` finds the zones a free text names ("What time is it in New York?").
+``zones_in(text)`` finds the zones a free text names ("What time is it in New York?"; in
+English after a preposition or before "time", in Chinese anywhere).
 """
 
 from __future__ import annotations
@@ -19,6 +20,13 @@ __all__ = ["is_zone_parameter", "resolve_zone", "zones_in"]
 LOCALES = ("en", "zh", "zh_Hant", "ja")
 _ALIASES = {"utc": "UTC", "gmt": "UTC", "z": "UTC", "zulu": "UTC", "coordinated universal time": "UTC"}
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+_NAME = r"[A-Z][A-Za-z'.-]*(?:[ _/][A-Z][A-Za-z'.-]*){0,3}"
+# An English place is named after a preposition ("in Tokyo") or before "time" ("Tokyo time"), so
+# that "Christmas", "Easter" or "Darwin" elsewhere in a sentence are not taken for zones.
+_PLACE = re.compile(
+    rf"\b(?:in|at|for|from|to|of|and|vs|versus)\s+(?P<after>{_NAME})|(?P<before>{_NAME})(?=\s+time\b)"
+    r"|\b(?P<utc>UTC|GMT)\b"
+)
 
 
 def _missing_babel() -> Exception:
@@ -108,8 +116,9 @@ def zones_in(text: str) -> list[str]:
                     found.append((start, zone))
                 start = text.find(name, start + 1)
     index = _index()
-    for match in re.finditer(r"\b[A-Z][A-Za-z'.-]*(?:[ _/][A-Z][A-Za-z'.-]*){0,3}|\bUTC\b|\bGMT\b", text):
-        words = match.group().split(" ")
+    for match in _PLACE.finditer(text):
+        name = match.group("after") or match.group("before") or match.group("utc")
+        words = name.split(" ")
         for n in range(len(words), 0, -1):  # the longest name first: "New York" before "York"
             named = index.get(" ".join(words[:n]).lower())
             if named:
