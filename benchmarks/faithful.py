@@ -119,7 +119,12 @@ def measure(out: Path, start: int, stop: int, arms: list[str]) -> None:
         (root / name).write_text(text, encoding="utf-8")
     english_notes = LocalModel()
     english_notes.answer_check = EvidenceCheck(note_language="en")
-    models = {"on": LocalModel(), "off": LocalModel(faithful=False), "en-notes": english_notes}
+    models = {
+        "on": LocalModel(),
+        "off": LocalModel(faithful=False),
+        "en-notes": english_notes,
+        "honest": LocalModel(honest=True),
+    }
     models["on"].load()
     run_item(models["on"], root, "What is 2 + 2?")  # untimed: the first prompt fills the KV cache
     for index in range(start, min(stop, len(ITEMS))):
@@ -200,7 +205,9 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("faithful.jsonl"))
     parser.add_argument("--start", type=int, default=0)
     parser.add_argument("--stop", type=int, default=len(ITEMS))
-    parser.add_argument("--arms", nargs="+", choices=["on", "off", "en-notes"], default=["on", "off"])
+    parser.add_argument(
+        "--arms", nargs="+", choices=["on", "off", "en-notes", "honest"], default=["on", "off"]
+    )
     parser.add_argument("--report", type=Path)
     args = parser.parse_args()
     if args.report:

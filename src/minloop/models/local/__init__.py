@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ...guard import ensure_not_in_tool
+from ...language import user_language
 from ...messages import Message
 from ..base import ModelRequest, ModelResponse, Usage
 from .decoding import (
@@ -30,7 +31,7 @@ from .decoding import (
     parse_decision,
     ungrounded_note,
 )
-from .evidence import EvidenceCheck
+from .evidence import HONESTY, EvidenceCheck
 from .gguf import check_gguf, ensure_gguf
 from .grounding import ground_calls
 from .runtime import complete, load, post, relevance_of
@@ -74,6 +75,7 @@ class LocalModel:
         parallel: bool = True,
         gate: float | None = None,
         faithful: bool = True,
+        honest: bool = False,
     ) -> None:
         self.path = check_gguf(Path(path)) if path is not None else None
         self.model = model
@@ -86,6 +88,7 @@ class LocalModel:
         self.parallel = parallel
         self.gate = gate
         self.faithful = faithful
+        self.honest = honest
         self.answer_check: EvidenceCheck | None = EvidenceCheck() if faithful else None
 
     def plain(self) -> LocalModel:
@@ -159,7 +162,8 @@ class LocalModel:
         if request.tools:
             body["tools"] = list(request.tools)
             if self.constrain:
-                body["messages"] = _with_instruction(body["messages"], self.parallel)
+                honesty = HONESTY[user_language(request.messages)] if self.honest else None
+                body["messages"] = _with_instruction(body["messages"], self.parallel, honesty)
                 body["json_schema"] = decision_schema(
                     request.tools, request.tool_choice, parallel=self.parallel
                 )
@@ -174,8 +178,9 @@ class LocalModel:
             return _SERVERS[key]
 
 
-def _with_instruction(messages: list[Message], parallel: bool) -> list[Message]:
+def _with_instruction(messages: list[Message], parallel: bool, honesty: str | None = None) -> list[Message]:
     instruction = PARALLEL_INSTRUCTION if parallel else FORMAT_INSTRUCTION
+    instruction = f"{honesty}\n{instruction}" if honesty else instruction
     if messages and messages[0].get("role") == "system" and isinstance(messages[0].get("content"), str):
         first = {**messages[0], "content": f"{messages[0]['content']}\n\n{instruction}"}
         return [first, *messages[1:]]

@@ -26,7 +26,7 @@ from ...decision import Replacement
 from ...language import Language, numbers_in, user_language
 from .grounding import Evidence
 
-__all__ = ["EvidenceCheck", "evidence_of", "unsupported"]
+__all__ = ["HONESTY", "EvidenceCheck", "evidence_of", "unsupported"]
 
 _FACT = re.compile(
     r"(?<![A-Za-z0-9_.])\d[\d,]*(?:\.\d+)?(?:\s?(?:°[CF]?|℃|%|％|[万亿千百]+|[a-zA-Z]{1,3}\b))?"
@@ -47,6 +47,13 @@ NOTES: dict[Language, str] = {
         "你的回答中的 {facts} 没有出现在任何工具结果或用户消息中。如果有工具能提供，请调用该工具；"
         "如果没有，请直接说明你没有这些信息，不要猜测。"
     ),
+}
+HONESTY: dict[Language, str] = {
+    "en": (
+        "State only facts that the user or a tool result gave. If no tool provides what the user asks "
+        "for, say so and name what is missing."
+    ),
+    "zh": "只陈述用户或工具结果给出的事实。如果没有工具能提供用户要的信息，请直接说明，并指出缺少什么。",
 }
 DECLINES: dict[Language, str] = {
     "en": "I can't answer that reliably: the tools I have did not provide the information it needs.",
