@@ -123,7 +123,6 @@ def measure(out: Path, start: int, stop: int, arms: list[str]) -> None:
         "on": LocalModel(),
         "off": LocalModel(faithful=False),
         "en-notes": english_notes,
-        "honest": LocalModel(honest=True),
     }
     models["on"].load()
     run_item(models["on"], root, "What is 2 + 2?")  # untimed: the first prompt fills the KV cache
@@ -205,9 +204,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("faithful.jsonl"))
     parser.add_argument("--start", type=int, default=0)
     parser.add_argument("--stop", type=int, default=len(ITEMS))
-    parser.add_argument(
-        "--arms", nargs="+", choices=["on", "off", "en-notes", "honest"], default=["on", "off"]
-    )
+    parser.add_argument("--arms", nargs="+", choices=["on", "off", "en-notes"], default=["on", "off"])
     parser.add_argument("--report", type=Path)
     args = parser.parse_args()
     if args.report:

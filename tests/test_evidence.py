@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from minloop import Controls, Loop
+from minloop import Controls, Loop, ModelRequest
 from minloop.builtins import calculator, current_time
 from minloop.decision import Replacement
 from minloop.models.local.evidence import EvidenceCheck, evidence_of, unsupported
@@ -149,3 +149,15 @@ def test_the_loop_uses_the_models_own_check_unless_controls_name_one() -> None:
             model, [current_time], controls=Controls(answer_check=lambda text, messages: None)
         ).run_sync("What's the weather in Beijing?")
     assert result.output == "It is 22 C in Beijing."
+
+
+def test_the_embedded_model_is_told_in_the_users_language_to_state_only_given_facts() -> None:
+    from minloop.models.local import LocalModel
+    from minloop.models.local.evidence import HONESTY
+
+    request = ModelRequest([{"role": "user", "content": "北京今天天气怎么样？"}], [current_time.spec()])
+    system = LocalModel().body(request)["messages"][0]
+    assert system["role"] == "system" and system["content"].startswith(HONESTY["zh"] + "\n")
+    english = ModelRequest([{"role": "user", "content": "Weather in Beijing?"}], [current_time.spec()])
+    assert LocalModel().body(english)["messages"][0]["content"].startswith(HONESTY["en"] + "\n")
+    assert HONESTY["en"] not in LocalModel(faithful=False).body(english)["messages"][0]["content"]

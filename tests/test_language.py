@@ -73,6 +73,8 @@ def test_evidence_finds_chinese_numbers_words_and_places() -> None:
     assert all(seen.has(v) for v in (1234, 5678, 12000, 0.05, 5, "东京", "Tokyo", "Asia/Tokyo"))
     assert not any(seen.has(v) for v in (1235, "北京", "London", "Europe/London"))
     assert seen.has("UTC") and seen.has("Etc/UTC")  # the neutral default, never an invention
+    assert seen.has("1234 * 5678") and seen.has("12000 * 0.05") and seen.has("(1234 + 2) * 3")
+    assert not seen.has("23.5 * 3") and not seen.has("1234 * 99")  # an operand the model made up
 
 
 CLOCK = {"type": "function", "function": {"name": "current_time", "parameters": current_time.parameters()}}

@@ -57,7 +57,9 @@ class LocalModel:
     several calls (``{"calls": [...]}``). ``faithful`` (default on) holds answers to the
     evidence: ``answer_check`` is ``minloop.models.local.evidence.EvidenceCheck``, which a ``Loop`` uses unless
     ``Controls(answer_check=...)`` names another, and grounding maps argument values onto their
-    parameter's vocabulary (the time zone of "东京").
+    parameter's vocabulary (the time zone of "东京"). ``honest`` (default: as ``faithful``) adds
+    one sentence to the format instruction, in the user's language: state only facts the user or
+    a tool gave, and say what is missing when no tool provides it.
     """
 
     def __init__(
@@ -75,7 +77,7 @@ class LocalModel:
         parallel: bool = True,
         gate: float | None = None,
         faithful: bool = True,
-        honest: bool = False,
+        honest: bool | None = None,
     ) -> None:
         self.path = check_gguf(Path(path)) if path is not None else None
         self.model = model
@@ -88,13 +90,19 @@ class LocalModel:
         self.parallel = parallel
         self.gate = gate
         self.faithful = faithful
-        self.honest = honest
+        self.honest = faithful if honest is None else honest
         self.answer_check: EvidenceCheck | None = EvidenceCheck() if faithful else None
 
     def plain(self) -> LocalModel:
         """This model without minloop's decision policy (no grounding, gate or evidence check): a baseline."""
         twin = copy.copy(self)
-        twin.grounded, twin.gate, twin.faithful, twin.answer_check = False, None, False, None
+        twin.grounded, twin.gate, twin.faithful, twin.honest, twin.answer_check = (
+            False,
+            None,
+            False,
+            False,
+            None,
+        )
         return twin
 
     @property

@@ -21,7 +21,8 @@ What counts as found, deliberately lenient so that real calls pass:
 * places: a value naming the same time zone as a place in the text ("Asia/Tokyo", "Tokyo" and
   "东京" are one place; see ``minloop.language.zones``), and UTC always (the neutral default of a
   time zone parameter); Chinese words: found as written;
-* strings: at least half of the value's content words appear in the text, a word matching when
+* strings: every number in them above 12 (a calculator expression's operands, a date) is found,
+  and at least half of the value's content words appear in the text, a word matching when
   one is a prefix of the other ("py" in "python", "restaurant" in "restaurants"), when they
   share their first five letters, or as an abbreviation ("md" for "markdown", "ny" for "New
   York");
@@ -42,6 +43,7 @@ __all__ = ["Evidence", "ground_calls", "prune", "resolve_values", "ungrounded"]
 
 _WORD = re.compile(r"[a-z0-9]+")
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
+_DECIMAL = re.compile(r"\d+(?:\.\d+)?")
 _STOP = frozenset(
     [
         "a",
@@ -138,6 +140,9 @@ class Evidence:
             return True  # "Tokyo", "东京" and "Asia/Tokyo" name one place; UTC is no invention
         if (runs := _CJK.findall(text)) and not all(run in self.text for run in runs):
             return False
+        numbers = [float(n) for n in _DECIMAL.findall(text)]
+        if any((n > 12 or not n.is_integer()) and not self._has_number(n) for n in numbers):
+            return False  # a number inside a value ("23.5 * 3") comes from the conversation, small ones aside
         tokens = [t for t in _WORD.findall(text.lower()) if t not in _STOP]
         if not tokens:
             return True
