@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
-from faithful_set import FILES, ITEMS, Expected
+from faithful_set import CLAIMS, FILES, ITEMS, Expected
 
 from minloop import Loop, RunResult, ToolCall
 from minloop.builtins import default_tools
@@ -96,15 +96,22 @@ def _value_ok(call: ToolCall, argument: str, value: Any, content: str) -> bool:
 def judge(result: RunResult, request: str, expected: Expected, group: str) -> dict[str, Any]:
     answer = result.output or ""
     tools = " ".join(str(m.get("content")) for m in result.messages if m.get("role") == "tool")
-    invented = unsupported_numbers(answer, request + " " + tools)
-    declined = bool(DECLINE.search(answer))
-    faithful = bool(answer.strip()) and not invented and (group == "answerable" or declined)
-    return {
-        "tool": tool_ok(result, expected),
-        "faithful": faithful,
-        "declined": declined,
-        "invented": invented,
-    }
+    row = {"group": group, "answer": answer, "invented": unsupported_numbers(answer, request + " " + tools)}
+    return {"tool": tool_ok(result, expected), "faithful": faithful(row), "declined": bool(DECLINE.search(answer)),
+            "invented": row["invented"]}  # fmt: skip
+
+
+def faithful(row: dict[str, Any]) -> bool:
+    """Supported or declined: no number from nowhere, and no unanswerable part answered anyway.
+
+    A request no tool can answer must be declined in words. A mixed request passes when the
+    answer declines, or when it says nothing about the part no tool answers (``CLAIMS``)."""
+    answer = row["answer"] or ""
+    if not answer.strip() or row["invented"]:
+        return False
+    if row["group"] == "answerable":
+        return True
+    return bool(DECLINE.search(answer)) or (row["group"] == "mixed" and not CLAIMS.search(answer))
 
 
 def run_item(model: LocalModel, root: Path, request: str) -> tuple[RunResult, float]:
@@ -157,6 +164,7 @@ def measure(out: Path, start: int, stop: int, arms: list[str]) -> None:
 
 def report(path: Path) -> None:
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = [{**row, "faithful": faithful(row)} for row in rows]
     cells: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
         for group in (row["group"], "all"):

@@ -8,6 +8,7 @@ The Chinese requests say the same as the English ones, so the two languages comp
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 Expected = tuple[str, str, Any] | None
@@ -163,6 +164,14 @@ _PAIRS: list[tuple[str, str, str, Expected]] = [
         ("current_time", "timezone", "America/New_York"),
     ),
 ]
+
+# What an answer to the part of a mixed request no tool answers looks like: weather, prices,
+# people, news, what someone did.
+CLAIMS = re.compile(
+    r"晴|雨|云|阴|雪|温度|气温|°|℃|天气|sunny|rain|cloud|snow|temperature|degrees|weather|warm|"
+    r"\$|金价|价格|price|gold|市长|mayor|老板|boss|新闻|news|headline",
+    re.IGNORECASE,
+)
 
 ITEMS: list[Item] = [
     item
