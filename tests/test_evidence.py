@@ -56,8 +56,8 @@ def test_the_check_asks_once_in_the_users_language_then_declines() -> None:
     assert check("东京现在是下午3点04分。", ASKED) is None
     note = check("北京今天天气晴朗，温度约为22°C。", ASKED)
     assert note == (
-        "你的回答中的 22°C 没有出现在任何工具结果或用户消息中。如果有工具能提供，请调用该工具；"
-        "如果没有，请直接说明你没有这些信息，不要猜测。"
+        "你的回答中的 22°C 没有出现在任何工具结果或用户消息中。请只根据工具结果重新回答；"
+        "如果工具结果里没有，请直接说明你没有这些信息，不要猜测。"
     )
     retried = [*ASKED, {"role": "assistant", "content": "北京今天天气晴朗，温度约为22°C。"}]
     assert check("温度约为22°C。", retried) == Replacement(
@@ -65,8 +65,9 @@ def test_the_check_asks_once_in_the_users_language_then_declines() -> None:
     )
     english = [{"role": "user", "content": "What's the weather in Paris?"}]
     assert check("It is sunny and 18 degrees.", english) == (
-        "Your answer states 18, which no tool result and no user message gives. If a tool can give it, "
-        "call that tool. If none can, say plainly that you do not have that information; do not guess."
+        "Your answer states 18, which no tool result and no user message gives. Answer again using only "
+        "what the tool results say. If they do not give it, say plainly that you do not have that "
+        "information; do not guess."
     )
     assert check("It is 18 degrees.", [*english, {"role": "assistant", "content": "x"}]) == Replacement(
         "I can't answer that reliably: the tools I have did not provide the information it needs."
@@ -112,8 +113,8 @@ def test_loop_sends_the_note_and_keeps_the_rejected_reply() -> None:
     note = model.requests[2].messages[-1]
     assert note == {
         "role": "system",
-        "content": "你的回答中的 7006653 没有出现在任何工具结果或用户消息中。如果有工具能提供，请调用该工具；"
-        "如果没有，请直接说明你没有这些信息，不要猜测。",
+        "content": "你的回答中的 7006653 没有出现在任何工具结果或用户消息中。请只根据工具结果重新回答；"
+        "如果工具结果里没有，请直接说明你没有这些信息，不要猜测。",
     }
     assert result.steps[2].control == note["content"] and TID not in note["content"]
 
@@ -161,3 +162,15 @@ def test_the_embedded_model_is_told_in_the_users_language_to_state_only_given_fa
     english = ModelRequest([{"role": "user", "content": "Weather in Beijing?"}], [current_time.spec()])
     assert LocalModel().body(english)["messages"][0]["content"].startswith(HONESTY["en"] + "\n")
     assert HONESTY["en"] not in LocalModel(faithful=False).body(english)["messages"][0]["content"]
+
+
+def test_the_checks_note_is_recognised_and_nothing_else() -> None:
+    from minloop.models.local.evidence import is_note
+
+    note = EvidenceCheck()("东京现在13时。", ASKED)
+    assert isinstance(note, str) and is_note({"role": "system", "content": note})
+    english = EvidenceCheck()("It is 13:00.", [{"role": "user", "content": "Time?"}])
+    assert isinstance(english, str) and is_note({"role": "system", "content": english})
+    assert not is_note({"role": "user", "content": note}) and not is_note(
+        {"role": "system", "content": "Be brief."}
+    )

@@ -31,7 +31,7 @@ from .decoding import (
     parse_decision,
     ungrounded_note,
 )
-from .evidence import HONESTY, EvidenceCheck
+from .evidence import HONESTY, EvidenceCheck, is_note
 from .gguf import check_gguf, ensure_gguf
 from .grounding import ground_calls
 from .runtime import complete, load, post, relevance_of
@@ -39,7 +39,7 @@ from .runtime import complete, load, post, relevance_of
 __all__ = ["LocalModel"]
 
 DEFAULT_MODEL = "qwen2.5-coder-0.5b"
-ABSTAIN_TOKENS = 64  # the short answer after a call on invented values (~2 s on 2 cores)
+ABSTAIN_TOKENS = 64  # the short answer after a call on invented values or an unsupported answer (~2 s)
 _SERVERS: dict[tuple[str, int, int], tuple[Any, threading.Lock]] = {}
 _LOAD_LOCK = threading.Lock()
 
@@ -128,7 +128,12 @@ class LocalModel:
         if self._gated(request):
             relevant = await asyncio.to_thread(relevance_of, server, lock, self.body(request))
             request = replace(request, tool_choice="auto" if relevant >= (self.gate or 0.0) else "none")
+        # The evidence check sent the answer back: answer again from what is there, tools off, briefly.
+        retry_answer = self.faithful and bool(request.messages) and is_note(request.messages[-1])
+        request = replace(request, tool_choice="none") if retry_answer else request
         body = self.body(request)
+        if retry_answer:
+            body["max_tokens"] = min(self.sampling["max_tokens"], ABSTAIN_TOKENS)
         prefix = f"call_{sum(m.get('role') == 'assistant' for m in request.messages) + 1}"
         reply = await asyncio.to_thread(complete, server, lock, body)
         response = _response(reply, prefix, constrained="json_schema" in body)

@@ -4,7 +4,8 @@
 answer states (numbers, quantities, dates and times, in digits or Chinese numerals, and
 multi-word names such as "Joe Biden") and looks for each in the user's and the tools' messages.
 An answer whose facts are all found passes. Otherwise the check rejects it with a note naming
-what is unsupported, in the user's language, and the model answers once more; if that answer
+what is unsupported, in the user's language, and the model answers once more (the embedded
+model with tools off and a short answer, see ``is_note``); if that answer
 is still unsupported, the run ends with a plain statement that the tools could not provide it
 (``Replacement``), never with the invented facts.
 
@@ -26,7 +27,7 @@ from ...decision import Replacement
 from ...language import Language, numbers_in, user_language
 from .grounding import Evidence
 
-__all__ = ["HONESTY", "EvidenceCheck", "evidence_of", "unsupported"]
+__all__ = ["HONESTY", "EvidenceCheck", "evidence_of", "is_note", "unsupported"]
 
 _FACT = re.compile(
     r"(?<![A-Za-z0-9_.])\d[\d,]*(?:\.\d+)?(?:\s?(?:°[CF]?|℃|%|％|[万亿千百]+|[a-zA-Z]{1,3}\b))?"
@@ -40,12 +41,13 @@ _LEADING = frozenset({
 })  # fmt: skip
 NOTES: dict[Language, str] = {
     "en": (
-        "Your answer states {facts}, which no tool result and no user message gives. If a tool can give "
-        "it, call that tool. If none can, say plainly that you do not have that information; do not guess."
+        "Your answer states {facts}, which no tool result and no user message gives. Answer again using only "
+        "what the tool results say. If they do not give it, say plainly that you do not have that "
+        "information; do not guess."
     ),
     "zh": (
-        "你的回答中的 {facts} 没有出现在任何工具结果或用户消息中。如果有工具能提供，请调用该工具；"
-        "如果没有，请直接说明你没有这些信息，不要猜测。"
+        "你的回答中的 {facts} 没有出现在任何工具结果或用户消息中。请只根据工具结果重新回答；"
+        "如果工具结果里没有，请直接说明你没有这些信息，不要猜测。"
     ),
 }
 HONESTY: dict[Language, str] = {
@@ -124,6 +126,13 @@ class EvidenceCheck:
             return Replacement(DECLINES[language])  # the unsupported facts are not repeated to the user
         note = self.note_language or language
         return NOTES[note].format(facts=_SEPARATOR[note].join(facts[:5]))
+
+
+def is_note(message: Mapping[str, Any]) -> bool:
+    """Whether ``message`` is the check's note sending an unsupported answer back."""
+    content = message.get("content")
+    starts = (note.split("{facts}")[0] for note in NOTES.values())
+    return message.get("role") != "user" and isinstance(content, str) and content.startswith(tuple(starts))
 
 
 def _rejected(messages: Sequence[Mapping[str, Any]]) -> int:
