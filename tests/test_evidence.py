@@ -157,11 +157,11 @@ def test_the_embedded_model_is_told_in_the_users_language_to_state_only_given_fa
     from minloop.models.local.evidence import HONESTY
 
     request = ModelRequest([{"role": "user", "content": "北京今天天气怎么样？"}], [current_time.spec()])
-    system = LocalModel().body(request)["messages"][0]
+    system = LocalModel(honest=True).body(request)["messages"][0]
     assert system["role"] == "system" and system["content"].startswith(HONESTY["zh"] + "\n")
     english = ModelRequest([{"role": "user", "content": "Weather in Beijing?"}], [current_time.spec()])
-    assert LocalModel().body(english)["messages"][0]["content"].startswith(HONESTY["en"] + "\n")
-    assert HONESTY["en"] not in LocalModel(faithful=False).body(english)["messages"][0]["content"]
+    assert LocalModel(honest=True).body(english)["messages"][0]["content"].startswith(HONESTY["en"] + "\n")
+    assert HONESTY["en"] not in LocalModel().body(english)["messages"][0]["content"]  # off by default
 
 
 def test_the_checks_note_is_recognised_and_nothing_else() -> None:
