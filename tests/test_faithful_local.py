@@ -34,7 +34,7 @@ def test_the_time_in_tokyo_is_tokyos(tmp_path: Path) -> None:
     doc = run_json("现在东京几点了？", tmp_path)
     after = datetime.now(ZoneInfo("Asia/Tokyo"))
     calls = [c["function"] for m in doc["messages"] for c in m.get("tool_calls") or []]
-    assert calls and calls[0]["name"] == "current_time"
+    assert calls and calls[0]["name"] == "current_time", doc["messages"]
     assert json.loads(calls[0]["arguments"]) == {"timezone": "Asia/Tokyo"}
     answer = doc["final_message"]["content"]
     hours = {t.hour for t in (before, after, before + timedelta(minutes=1))}
