@@ -183,3 +183,27 @@ def test_doctor_command_is_registered(tmp_path: Path) -> None:
     )
     code, output = invoke("doctor", str(bad))
     assert code == 1 and "orphan_tool_result" in output
+
+
+def test_live_view_shows_rejected_answers_notes_and_chinese_arguments(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from minloop import Step, ToolCall
+    from minloop.cli.view import show_step as _show_step
+    from minloop.execute import ToolResult
+
+    clock = ToolCall("c1", "current_time", '{"timezone": "\\u4e1c\\u4eac"}')
+    result = ToolResult("c1", "current_time", '{"timezone": "Asia/Tokyo"}')
+    _show_step(Step(index=1, decision="tool_calls", message={}, tool_calls=(clock,), results=(result,)))
+    _show_step(Step(index=2, decision="unfinished", message={"role": "assistant", "content": "晴，22°C。"}))
+    _show_step(
+        Step(
+            index=3,
+            decision="answer",
+            message={"role": "assistant", "content": "无法提供。"},
+            control="22°C 没有出现",
+        )
+    )
+    shown = capsys.readouterr().out
+    assert 'current_time({"timezone": "东京"})' in shown
+    assert "not accepted: 晴，22°C。" in shown and "note: 22°C 没有出现" in shown

@@ -15,7 +15,9 @@ CORE = {
     "log", "loop", "messages", "output", "redact", "result", "schemas", "state", "streaming", "tools",
     "models.__init__", "models.base", "envelope",
 }  # fmt: skip
-ROOMS = ("cli", "trace", "batch", "evals", "builtins", "testing", "factory", "doctor", "mcp", "models.local")
+ROOMS = (
+    "cli", "trace", "batch", "evals", "builtins", "testing", "factory", "doctor", "mcp", "models.local", "language",
+)  # fmt: skip
 
 
 def modules() -> dict[str, Path]:

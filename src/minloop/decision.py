@@ -17,7 +17,9 @@
   check...", a reply that does not validate, a claim no tool supports). With
   ``Controls(answer_check=fn)``, ``fn(text, messages)`` returns ``None`` to accept the answer or
   a note saying why not: the reply is kept in the transcript as ``Unfinished``, the step counts
-  as invalid, and the note is sent to the model with the next call.
+  as invalid, and the note is sent to the model with the next call. A check may instead return
+  ``Replacement(text)``: the run ends with ``text`` as the answer in place of the reply (the
+  reply itself stays in the trace); a check does this when asking again did not help.
 * Several checks (a typed output, a faithful-answer check, your own): ``combine_checks`` makes
   one of them; the first that rejects the answer gives the note.
 * Decision decay: after ``decay_after`` consecutive invalid steps, the next model call gets
@@ -46,6 +48,7 @@ __all__ = [
     "Controls",
     "Decision",
     "DecisionKind",
+    "Replacement",
     "Unfinished",
     "combine_checks",
     "decide",
@@ -54,9 +57,18 @@ __all__ = [
 ]
 
 DecisionKind: TypeAlias = Literal["answer", "tool_calls", "blank", "unfinished"]
-AnswerCheck: TypeAlias = Callable[[str, Sequence[Message]], "str | None"]
+
+
+@dataclass(frozen=True, slots=True)
+class Replacement:
+    """An answer check's verdict that ends the run with ``text`` instead of the model's reply."""
+
+    text: str
+
+
+AnswerCheck: TypeAlias = Callable[[str, Sequence[Message]], "str | Replacement | None"]
 """``check(text, messages)``: ``None`` accepts ``text`` as the final answer; a string rejects it and
-says why (it is sent to the model with the next call)."""
+says why (it is sent to the model with the next call); a ``Replacement`` is the final answer."""
 
 CONTROL_TEXT = (
     "Use the tool results above. If they answer the question, give the user the final answer; "
@@ -152,6 +164,8 @@ def decide(
     if content is not None and content.strip():
         answer = {"role": "assistant", "content": content}
         note = None if answer_check is None else answer_check(content, messages)
+        if isinstance(note, Replacement):
+            return Answer({"role": "assistant", "content": note.text})
         return Answer(answer) if note is None else Unfinished(answer, note)
     return Blank(message)
 
@@ -196,7 +210,7 @@ def combine_checks(*checks: AnswerCheck | None) -> AnswerCheck | None:
     if len(present) <= 1:
         return present[0] if present else None
 
-    def check(text: str, messages: Sequence[Message]) -> str | None:
+    def check(text: str, messages: Sequence[Message]) -> str | Replacement | None:
         for one in present:
             note = one(text, messages)
             if note is not None:

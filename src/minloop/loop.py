@@ -72,6 +72,8 @@ class Loop:
     ``output`` (a Pydantic model, a type, a JSON schema) types the answer (``minloop.output``);
     ``budget`` caps tokens, calls and cost (``minloop.budget``); ``answer_at_limit`` asks, tools
     off, for an answer at ``max_steps`` or the budget instead of stopping without one.
+    The answer check is ``controls.answer_check``, else the model's own ``answer_check`` if it has
+    one (the embedded model's evidence check), combined with the typed output's.
     """
 
     model: Model
@@ -116,7 +118,8 @@ class Loop:
             raise MinloopError(NO_WINDOW)
         spec = None if self.output is None else OutputSpec.of(self.output)
         object.__setattr__(self, "output_spec", spec)
-        check = combine_checks(spec.check if spec else None, self.controls.answer_check)
+        own = self.controls.answer_check or getattr(self.model, "answer_check", None)
+        check = combine_checks(spec.check if spec else None, own)
         object.__setattr__(self, "answer_check", check)
         price = self.budget.price_for(self.model.name) if self.budget else None
         object.__setattr__(self, "price", price)

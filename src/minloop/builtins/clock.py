@@ -1,10 +1,11 @@
-"""The current date and time in any IANA time zone."""
+"""The current date and time in any IANA time zone, or in the zone of a named city or country."""
 
 from __future__ import annotations
 
 from datetime import datetime
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from ..language import resolve_zone
 from ..tools import tool
 
 
@@ -13,8 +14,9 @@ def current_time(timezone: str = "UTC") -> dict[str, str]:
     """Get the current date and time in a time zone.
 
     Args:
-        timezone: IANA time zone name such as "Asia/Shanghai" or "Europe/Paris".
+        timezone: IANA time zone name such as "Asia/Shanghai" or "Europe/Paris", or a city or country name.
     """
+    timezone = resolve_zone(timezone) or timezone  # "Tokyo" and "东京" are Asia/Tokyo
     try:
         zone = ZoneInfo(timezone)
     except (ZoneInfoNotFoundError, ValueError):

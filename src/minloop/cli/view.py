@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.panel import Panel
 from rich.text import Text
 
+from ..decision import CONTROL_TEXT, DECAY_TEXT
 from ..result import RunResult, Step
 from ..streaming import StepEnd, StreamEvent, TextDelta
 from ..tools import Tool
@@ -25,9 +26,13 @@ def show_step(step: Step, registry: Mapping[str, Tool] | None = None) -> None:
     head.append(f"  model {step.model_latency:.2f}s · {usage.prompt_tokens}+{usage.completion_tokens} tok")
     if usage.evaluated_tokens is not None:
         head.append(f" ({usage.evaluated_tokens} evaluated)")
-    if step.control and step.control.startswith("Answer the user directly"):
+    if step.control and step.control.endswith(DECAY_TEXT):
         head.append("  [decay: tools off]", "yellow")
     out.print(head)
+    if step.control and step.control not in (CONTROL_TEXT, DECAY_TEXT):  # why the last reply was not accepted
+        out.print(Text(f"  note: {step.control.removesuffix(DECAY_TEXT).strip()}", "yellow"))
+    if step.decision == "unfinished":
+        out.print(Text(f"  not accepted: {str(step.message.get('content'))[:300]}", "yellow"))
     ctx = step.context
     if ctx is not None and ctx.mode != "full":
         out.print(
@@ -40,7 +45,11 @@ def show_step(step: Step, registry: Mapping[str, Tool] | None = None) -> None:
     for call, result in zip(step.tool_calls, step.results, strict=True):
         known = (registry or {}).get(call.name)
         where = f"  @ {known.server}" if known is not None and known.server else ""
-        out.print(Text.assemble("  → ", (call.name, "bold green"), f"({call.arguments})", (where, "magenta")))
+        out.print(
+            Text.assemble(
+                "  → ", (call.name, "bold green"), f"({_readable(call.arguments)})", (where, "magenta")
+            )
+        )
         body = json.loads(result.content)
         body.pop("trace_id", None)
         style = "red" if result.error else "dim"
@@ -86,3 +95,11 @@ class LiveView:
             self.writing = False
         if isinstance(event, StepEnd):
             show_step(event.record, self.registry)
+
+
+def _readable(arguments: str) -> str:
+    """Arguments as JSON with their own characters (东京, not \\u4e1c\\u4eac)."""
+    try:
+        return json.dumps(json.loads(arguments), ensure_ascii=False)
+    except ValueError:
+        return arguments

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ...guard import ensure_not_in_tool
+from ...language import user_language
 from ...messages import Message
 from ...streaming import TextDelta
 from ..base import ModelRequest, ModelResponse, Usage
@@ -32,6 +33,7 @@ from .decoding import (
     parse_decision,
     ungrounded_note,
 )
+from .evidence import HONESTY, EvidenceCheck, is_note
 from .gguf import check_gguf, ensure_gguf
 from .grounding import ground_calls
 from .prefix_cache import PrefixCache, model_identity, prefix_dir
@@ -42,7 +44,7 @@ from .stream import TEXT_SINK
 __all__ = ["LocalModel"]
 
 DEFAULT_MODEL = "qwen2.5-coder-0.5b"
-ABSTAIN_TOKENS = 64  # the short answer after a call on invented values (~2 s on 2 cores)
+ABSTAIN_TOKENS = 64  # the short answer after a call on invented values or an unsupported answer (~2 s)
 SELECT_ABOVE = 5  # larger menus are narrowed to the tools that match the request (benchmarks/menu_sizes.py)
 _SERVERS: dict[tuple[str, int, int], tuple[Any, threading.Lock]] = {}
 _CACHES: dict[tuple[str, int, int], PrefixCache] = {}
@@ -68,6 +70,15 @@ class LocalModel:
     when nothing matches, the model answers without tools. ``prefix_cache`` (on): the system
     prompt and tool definitions are evaluated once and kept on disk under the cache directory,
     so a new process with the same tools skips them (``minloop.models.local.prefix_cache``).
+
+    ``faithful`` (default on) holds answers to the
+    evidence: ``answer_check`` is ``minloop.models.local.evidence.EvidenceCheck``, which a ``Loop`` uses unless
+    ``Controls(answer_check=...)`` names another, and grounding maps argument values onto their
+    parameter's vocabulary (the time zone of "东京"). ``honest`` (off) adds one
+    sentence to the format instruction, in the user's language: state only facts the user or a
+    tool gave, and say what is missing when no tool provides it. Measured on
+    ``benchmarks/faithful.py``, it made the 0.5B model answer Chinese requests without calling
+    its tools, so it is off.
     """
 
     structured_output = True
@@ -88,6 +99,8 @@ class LocalModel:
         gate: float | None = None,
         select_above: int | None = SELECT_ABOVE,
         prefix_cache: bool = True,
+        faithful: bool = True,
+        honest: bool = False,
     ) -> None:
         self.path = check_gguf(Path(path)) if path is not None else None
         self.model = model
@@ -101,12 +114,16 @@ class LocalModel:
         self.gate = gate
         self.select_above = select_above
         self.prefix_cache = prefix_cache
+        self.faithful = faithful
+        self.honest = honest
+        self.answer_check: EvidenceCheck | None = EvidenceCheck() if faithful else None
 
     def plain(self) -> LocalModel:
-        """This model without minloop's decision policy (no grounding, no gate, no tool
+        """This model without minloop's decision policy (no grounding, gate, evidence check or tool
         selection) and without the disk prefix cache the policy's runs fill: a baseline."""
         twin = copy.copy(self)
         twin.grounded, twin.gate, twin.select_above, twin.prefix_cache = False, None, None, False
+        twin.faithful, twin.honest, twin.answer_check = False, False, None
         return twin
 
     @property
@@ -133,13 +150,20 @@ class LocalModel:
         if self._gated(request):
             relevant = await asyncio.to_thread(relevance_of, server, lock, self.body(request))
             request = replace(request, tool_choice="auto" if relevant >= (self.gate or 0.0) else "none")
+        # The evidence check sent the answer back: answer again from what is there, tools off, briefly.
+        retry_answer = self.faithful and bool(request.messages) and is_note(request.messages[-1])
+        request = replace(request, tool_choice="none") if retry_answer else request
         body = self.body(request)
+        if retry_answer:
+            body["max_tokens"] = min(self.sampling["max_tokens"], ABSTAIN_TOKENS)
         prefix = f"call_{sum(m.get('role') == 'assistant' for m in request.messages) + 1}"
         reply = await asyncio.to_thread(complete, server, lock, body, self.prefixes())
         response = _response(reply, prefix, constrained="json_schema" in body)
         if not (self.grounded and request.tool_choice == "auto" and response.message.get("tool_calls")):
             return response
-        message, missing = ground_calls(response.message, request.tools, request.messages)
+        message, missing = ground_calls(
+            response.message, request.tools, request.messages, resolve=self.faithful
+        )
         if not missing:
             return replace(response, message=message)
         # A call resting on invented values is not made: the model answers, told what is missing.
@@ -222,7 +246,8 @@ class LocalModel:
         if request.tools:
             body["tools"] = list(request.tools)
             if self.constrain:
-                body["messages"] = _with_instruction(body["messages"], self.parallel)
+                honesty = HONESTY[user_language(request.messages)] if self.honest else None
+                body["messages"] = _with_instruction(body["messages"], self.parallel, honesty)
                 body["json_schema"] = decision_schema(
                     request.tools, request.tool_choice, parallel=self.parallel, answer=answer
                 )
@@ -252,8 +277,9 @@ class LocalModel:
             return _CACHES[key]
 
 
-def _with_instruction(messages: list[Message], parallel: bool) -> list[Message]:
+def _with_instruction(messages: list[Message], parallel: bool, honesty: str | None = None) -> list[Message]:
     instruction = PARALLEL_INSTRUCTION if parallel else FORMAT_INSTRUCTION
+    instruction = f"{honesty}\n{instruction}" if honesty else instruction
     if messages and messages[0].get("role") == "system" and isinstance(messages[0].get("content"), str):
         first = {**messages[0], "content": f"{messages[0]['content']}\n\n{instruction}"}
         return [first, *messages[1:]]

@@ -8,11 +8,21 @@ numbers of a conversation's user, system and tool messages; ``ungrounded`` names
 arguments of a call whose values are not among them; ``prune`` drops optional arguments that
 are not, so the function's own default applies.
 
+Before that, ``resolve_values`` maps values onto a parameter's known vocabulary: a time zone
+parameter gets the IANA zone of the place the user named (the model's "Asia/Shanghai" for
+"现在东京几点了？" becomes "Asia/Tokyo"), and an enum member written in another case or cut short
+becomes the member itself.
+
 What counts as found, deliberately lenient so that real calls pass:
 
 * numbers: the same number written in the text (``1e-9`` too), with thousands separators, a scale word
-  ("100 million"), a number word ("five") or as a percentage (5% for 0.05); 0 and 1 always;
-* strings: at least half of the value's content words appear in the text, a word matching when
+  ("100 million"), a number word ("five"), in Chinese numerals or units (一千二百三十四, 1.2万) or
+  as a percentage (5% or 百分之五 for 0.05); 0 and 1 always (see ``minloop.language.numerals``);
+* places: a value naming the same time zone as a place in the text ("Asia/Tokyo", "Tokyo" and
+  "东京" are one place; see ``minloop.language.zones``), and UTC always (the neutral default of a
+  time zone parameter); Chinese words: found as written;
+* strings: every number in them above 12 (a calculator expression's operands, a date) is found,
+  and at least half of the value's content words appear in the text, a word matching when
   one is a prefix of the other ("py" in "python", "restaurant" in "restaurants"), when they
   share their first five letters, or as an abbreviation ("md" for "markdown", "ny" for "New
   York");
@@ -27,73 +37,13 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["Evidence", "ground_calls", "prune", "ungrounded"]
+from ...language import is_zone_parameter, numbers_in, resolve_zone, zones_in
 
-_NUMBER = re.compile(r"(?<![\w.])-?\d{1,3}(?:,\d{3})+(?:\.\d+)?|-?\d*\.?\d+(?:e[-+]?\d+)?")
+__all__ = ["Evidence", "ground_calls", "prune", "resolve_values", "ungrounded"]
+
 _WORD = re.compile(r"[a-z0-9]+")
-_SCALES = {
-    "hundred": 1e2,
-    "thousand": 1e3,
-    "k": 1e3,
-    "million": 1e6,
-    "m": 1e6,
-    "billion": 1e9,
-    "bn": 1e9,
-    "trillion": 1e12,
-}
-_NUMBER_WORDS = {
-    w: float(i)
-    for i, w in enumerate(
-        [
-            "zero",
-            "one",
-            "two",
-            "three",
-            "four",
-            "five",
-            "six",
-            "seven",
-            "eight",
-            "nine",
-            "ten",
-            "eleven",
-            "twelve",
-            "thirteen",
-            "fourteen",
-            "fifteen",
-            "sixteen",
-            "seventeen",
-            "eighteen",
-            "nineteen",
-            "twenty",
-        ]
-    )
-} | {
-    "thirty": 30.0,
-    "forty": 40.0,
-    "fifty": 50.0,
-    "sixty": 60.0,
-    "seventy": 70.0,
-    "eighty": 80.0,
-    "ninety": 90.0,
-    "hundred": 100.0,
-    "thousand": 1e3,
-    "million": 1e6,
-    "billion": 1e9,
-    "half": 0.5,
-    "quarter": 0.25,
-    "once": 1.0,
-    "twice": 2.0,
-    "single": 1.0,
-    "double": 2.0,
-    "triple": 3.0,
-    "dozen": 12.0,
-    "first": 1.0,
-    "second": 2.0,
-    "third": 3.0,
-    "decade": 10.0,
-    "century": 100.0,
-}
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
+_DECIMAL = re.compile(r"\d+(?:\.\d+)?")
 _STOP = frozenset(
     [
         "a",
@@ -140,13 +90,15 @@ _STOP = frozenset(
 class Evidence:
     """The words and numbers a conversation gives a call to draw on (never the assistant's own)."""
 
-    __slots__ = ("initials", "numbers", "words")
+    __slots__ = ("initials", "numbers", "text", "words", "zones")
 
     def __init__(self, text: str) -> None:
         lowered = text.lower()
         sequence = _WORD.findall(lowered)
+        self.text = lowered
         self.words = frozenset(sequence)
-        self.numbers = _numbers(lowered)
+        self.numbers = numbers_in(text)
+        self.zones = frozenset(zones_in(text))
         self.initials = frozenset(
             "".join(w[0] for w in sequence[i : i + n])
             for n in (2, 3, 4)
@@ -183,6 +135,14 @@ class Evidence:
         return any(_close(x, n) or _close(x * 100, n) or _close(x, n * 100) for n in self.numbers)
 
     def _has_text(self, text: str) -> bool:
+        zone = resolve_zone(text)
+        if zone == "UTC" or (zone is not None and zone in self.zones):
+            return True  # "Tokyo", "东京" and "Asia/Tokyo" name one place; UTC is no invention
+        if (runs := _CJK.findall(text)) and not all(run in self.text for run in runs):
+            return False
+        numbers = [float(n) for n in _DECIMAL.findall(text)]
+        if any((n > 12 or not n.is_integer()) and not self._has_number(n) for n in numbers):
+            return False  # a number inside a value ("23.5 * 3") comes from the conversation, small ones aside
         tokens = [t for t in _WORD.findall(text.lower()) if t not in _STOP]
         if not tokens:
             return True
@@ -228,23 +188,6 @@ def _free(schema: Any) -> bool:
     return "enum" in schema or "const" in schema or schema.get("type") == "boolean"
 
 
-def _numbers(text: str) -> list[float]:
-    found: list[float] = []
-    words = _WORD.findall(text)
-    for match in _NUMBER.finditer(text):
-        value = float(match.group().replace(",", ""))
-        found.append(value)
-        after = _WORD.match(text, match.end()) or _WORD.match(text, match.end() + 1)
-        if after and after.group() in _SCALES:
-            found.append(value * _SCALES[after.group()])
-    for i, word in enumerate(words):
-        if word in _NUMBER_WORDS:
-            value = _NUMBER_WORDS[word]
-            nxt = words[i + 1] if i + 1 < len(words) else ""
-            found.append(value * _SCALES[nxt] if nxt in _SCALES and nxt not in ("m", "k") else value)
-    return found
-
-
 def _subsequence(short: str, word: str) -> bool:
     letters = iter(word)
     return all(ch in letters for ch in short)
@@ -255,15 +198,21 @@ def _close(a: float, b: float) -> bool:
 
 
 def ground_calls(
-    message: Mapping[str, Any], tools: Sequence[Mapping[str, Any]], messages: Sequence[Mapping[str, Any]]
+    message: Mapping[str, Any],
+    tools: Sequence[Mapping[str, Any]],
+    messages: Sequence[Mapping[str, Any]],
+    *,
+    resolve: bool = True,
 ) -> tuple[dict[str, Any], dict[str, list[str]]]:
     """An assistant message's calls with ungrounded optional arguments pruned, and, per tool name,
     the required arguments that are not grounded (empty when every call stands on the conversation).
 
+    With ``resolve``, values are first mapped onto their parameter's vocabulary (``resolve_values``).
     Calls to unknown tools and arguments that are not a JSON object are left as they are: the
     loop's own contract checks answer those."""
     specs = {t["function"]["name"]: t["function"].get("parameters") or {} for t in tools if "function" in t}
     evidence = Evidence.of(messages)
+    named = _named_zones(messages) if resolve else []
     calls, missing = [], {}
     for call in message.get("tool_calls") or []:
         fn = call.get("function") or {}
@@ -275,8 +224,44 @@ def ground_calls(
         if params is None or not isinstance(args, dict):
             calls.append(call)
             continue
+        args = resolve_values(args, params, named) if resolve else args
         if lost := ungrounded(args, params, evidence):
             missing[fn["name"]] = lost
         kept = prune(args, params, evidence)
         calls.append({**call, "function": {**fn, "arguments": json.dumps(kept, ensure_ascii=False)}})
     return {**message, "tool_calls": calls} if calls else dict(message), missing
+
+
+def resolve_values(
+    arguments: Mapping[str, Any], parameters: Mapping[str, Any], zones: Sequence[str]
+) -> dict[str, Any]:
+    """``arguments`` with values mapped onto their parameter's vocabulary (see the module docstring).
+
+    ``zones`` are the time zones the user named. A time zone parameter the model left out or
+    filled with another place gets the user's zone when the user named exactly one; a place
+    name becomes its IANA id ("东京" -> "Asia/Tokyo")."""
+    resolved = dict(arguments)
+    for name, schema in (parameters.get("properties") or {}).items():
+        value = resolved.get(name)
+        members = schema.get("enum") if isinstance(schema, Mapping) else None
+        if isinstance(value, str) and members and value not in members:
+            prefix = value.strip().lower()
+            matches = [m for m in members if isinstance(m, str) and m.lower().startswith(prefix)]
+            if len(matches) == 1:
+                resolved[name] = matches[0]
+        elif is_zone_parameter(name, schema) and (value is None or isinstance(value, str)):
+            zone = resolve_zone(value) if value else None
+            if len(zones) == 1 and zone != zones[0]:
+                resolved[name] = zones[0]
+            elif zone is not None:
+                resolved[name] = zone
+    return resolved
+
+
+def _named_zones(messages: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The zones the latest user message names (or, when it names none, an earlier one)."""
+    for message in reversed(messages):
+        content = message.get("content")
+        if message.get("role") == "user" and isinstance(content, str) and (zones := zones_in(content)):
+            return zones
+    return []

@@ -1,0 +1,39 @@
+"""Language helpers shared by grounding and the evidence check: numbers in English and Chinese
+(``numerals``), place names to IANA time zones (``zones``), and which language a user writes in."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from .numerals import chinese_number, numbers_in
+from .zones import is_zone_parameter, resolve_zone, zones_in
+
+__all__ = [
+    "Language",
+    "chinese_number",
+    "is_zone_parameter",
+    "language_of",
+    "numbers_in",
+    "resolve_zone",
+    "user_language",
+    "zones_in",
+]
+
+Language = Literal["en", "zh"]
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+
+
+def language_of(text: str) -> Language:
+    """``"zh"`` when a text has Han characters, else ``"en"``."""
+    return "zh" if _CJK.search(text) else "en"
+
+
+def user_language(messages: Sequence[Mapping[str, Any]]) -> Language:
+    """The language of the last user message with text ("en" when there is none)."""
+    for message in reversed(messages):
+        content = message.get("content")
+        if message.get("role") == "user" and isinstance(content, str) and content.strip():
+            return language_of(content)
+    return "en"

@@ -1,0 +1,183 @@
+"""The evidence check: facts in a final answer come from the user or a tool, or are not passed."""
+
+from __future__ import annotations
+
+import json
+
+from minloop import Controls, Loop, ModelRequest, tool
+from minloop.builtins import calculator
+from minloop.decision import Replacement
+from minloop.models.local.evidence import EvidenceCheck, evidence_of, unsupported
+from minloop.testing import ScriptedModel, call, reply
+
+from .conftest import TID, content, masked
+
+
+@tool
+def current_time() -> dict[str, str]:
+    """Get the current date and time in Beijing (a fixed clock: no number of the test answers in it)."""
+    return {"timezone": "Asia/Shanghai", "datetime": "2026-11-30T09:15:00+08:00", "weekday": "Monday"}
+
+
+TOKYO = {
+    "timezone": "Asia/Tokyo",
+    "datetime": "2026-12-01T15:04:05+09:00",
+    "weekday": "Tuesday",
+    "utc_offset": "+0900",
+}
+ASKED = [
+    {"role": "user", "content": "现在东京几点了？"},
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "current_time", "arguments": "{}"}}
+        ],
+    },
+    {"role": "tool", "tool_call_id": "c1", "content": json.dumps(TOKYO)},
+]
+
+
+def test_facts_are_found_in_the_user_or_tool_messages() -> None:
+    seen = evidence_of(ASKED)
+    assert unsupported("东京现在是2026年12月1日下午3点04分，星期二。", seen) == []  # 3 pm is 15:04
+    assert unsupported("现在是下午三点零四分。", seen) == []
+    assert unsupported("The time in Tokyo is 15:04 on Tuesday, December 1, 2026.", seen) == []
+    assert unsupported("东京现在是13时48分，气温22°C。", seen) == ["13", "48", "22°C"]
+    assert unsupported("北京今天天气晴朗，温度约为二十五度。", seen) == ["二十五"]
+    assert unsupported("It is 15:04. Joe Biden says hello.", seen) == ["Joe Biden"]
+    assert unsupported("Steps:\n1. read the clock\n2. answer", seen) == []  # list markers are not facts
+
+
+def test_numbers_are_matched_rounded_and_in_chinese() -> None:
+    seen = evidence_of(
+        [{"role": "user", "content": "1234 乘以 5678"}, {"role": "tool", "content": '{"result": 7006652}'}]
+    )
+    assert unsupported("1234 × 5678 = 7,006,652", seen) == []
+    assert unsupported("约等于七百万零六千六百五十二，大约700万。", seen) == []
+    assert unsupported("结果是 7006653。", seen) == ["7006653"]
+
+
+def test_the_check_asks_once_in_the_users_language_then_declines() -> None:
+    check = EvidenceCheck()
+    assert check("东京现在是下午3点04分。", ASKED) is None
+    note = check("北京今天天气晴朗，温度约为22°C。", ASKED)
+    assert note == (
+        "你的回答中的 22°C 没有出现在任何工具结果或用户消息中。请只根据工具结果重新回答；"
+        "如果工具结果里没有，请直接说明你没有这些信息，不要猜测。"
+    )
+    retried = [*ASKED, {"role": "assistant", "content": "北京今天天气晴朗，温度约为22°C。"}]
+    assert check("温度约为22°C。", retried) == Replacement(
+        "我无法可靠地回答这个问题：现有工具没有提供所需的信息。"
+    )
+    english = [{"role": "user", "content": "What's the weather in Paris?"}]
+    assert check("It is sunny and 18 degrees.", english) == (
+        "Your answer states 18, which no tool result and no user message gives. Answer again using only "
+        "what the tool results say. If they do not give it, say plainly that you do not have that "
+        "information; do not guess."
+    )
+    assert check("It is 18 degrees.", [*english, {"role": "assistant", "content": "x"}]) == Replacement(
+        "I can't answer that reliably: the tools I have did not provide the information it needs."
+    )
+
+
+def test_loop_sends_the_note_and_keeps_the_rejected_reply() -> None:
+    model = ScriptedModel(
+        [
+            reply(None, call("calculator", {"expression": "1234*5678"})),
+            "结果是 7006653。",
+            "1234 乘以 5678 等于 7006652。",
+        ]
+    )
+    with model:
+        result = Loop(model, [calculator], controls=Controls(answer_check=EvidenceCheck())).run_sync(
+            "计算 1234 乘以 5678"
+        )
+    assert result.status == "success" and result.output == "1234 乘以 5678 等于 7006652。"
+    assert [s.decision for s in result.steps] == ["tool_calls", "unfinished", "answer"]
+    assert masked(result.messages, result.trace_id) == [
+        {"role": "user", "content": "计算 1234 乘以 5678"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "call_1_1",
+                    "type": "function",
+                    "function": {"name": "calculator", "arguments": '{"expression": "1234*5678"}'},
+                }
+            ],
+        },
+        {
+            "role": "tool",
+            "tool_call_id": "call_1_1",
+            "name": "calculator",
+            "content": content(expression="1234*5678", result=7006652),
+        },
+        {"role": "assistant", "content": "结果是 7006653。"},
+        {"role": "assistant", "content": "1234 乘以 5678 等于 7006652。"},
+    ]
+    note = model.requests[2].messages[-1]
+    assert note == {
+        "role": "system",
+        "content": "你的回答中的 7006653 没有出现在任何工具结果或用户消息中。请只根据工具结果重新回答；"
+        "如果工具结果里没有，请直接说明你没有这些信息，不要猜测。",
+    }
+    assert result.steps[2].control == note["content"] and TID not in note["content"]
+
+
+def test_a_second_unsupported_answer_ends_with_a_plain_decline() -> None:
+    model = ScriptedModel([reply(None, call("current_time", {})), "It is sunny and 22 C.", "Sunny, 22 C."])
+    with model:
+        result = Loop(model, [current_time], controls=Controls(answer_check=EvidenceCheck())).run_sync(
+            "What's the weather in Beijing?"
+        )
+    assert [s.decision for s in result.steps] == ["tool_calls", "unfinished", "answer"]
+    assert (
+        result.output
+        == "I can't answer that reliably: the tools I have did not provide the information it needs."
+    )
+    assert result.messages[-2:] == [
+        {"role": "assistant", "content": "It is sunny and 22 C."},
+        {"role": "assistant", "content": result.output},
+    ]
+
+
+def test_the_loop_uses_the_models_own_check_unless_controls_name_one() -> None:
+    model = ScriptedModel(["It is 22 C in Beijing.", "I have no weather tool, so I cannot tell."])
+    model.answer_check = EvidenceCheck()  # type: ignore[attr-defined]  # as LocalModel holds it
+    with model:
+        result = Loop(model, [current_time]).run_sync("What's the weather in Beijing?")
+    assert [s.decision for s in result.steps] == ["unfinished", "answer"]
+    assert result.output == "I have no weather tool, so I cannot tell."
+    model = ScriptedModel(["It is 22 C in Beijing."])
+    model.answer_check = EvidenceCheck()  # type: ignore[attr-defined]
+    with model:
+        result = Loop(
+            model, [current_time], controls=Controls(answer_check=lambda text, messages: None)
+        ).run_sync("What's the weather in Beijing?")
+    assert result.output == "It is 22 C in Beijing."
+
+
+def test_the_embedded_model_is_told_in_the_users_language_to_state_only_given_facts() -> None:
+    from minloop.models.local import LocalModel
+    from minloop.models.local.evidence import HONESTY
+
+    request = ModelRequest([{"role": "user", "content": "北京今天天气怎么样？"}], [current_time.spec()])
+    system = LocalModel(honest=True).body(request)["messages"][0]
+    assert system["role"] == "system" and system["content"].startswith(HONESTY["zh"] + "\n")
+    english = ModelRequest([{"role": "user", "content": "Weather in Beijing?"}], [current_time.spec()])
+    assert LocalModel(honest=True).body(english)["messages"][0]["content"].startswith(HONESTY["en"] + "\n")
+    assert HONESTY["en"] not in LocalModel().body(english)["messages"][0]["content"]  # off by default
+
+
+def test_the_checks_note_is_recognised_and_nothing_else() -> None:
+    from minloop.models.local.evidence import is_note
+
+    note = EvidenceCheck()("东京现在13时。", ASKED)
+    assert isinstance(note, str) and is_note({"role": "system", "content": note})
+    english = EvidenceCheck()("It is 13:00.", [{"role": "user", "content": "Time?"}])
+    assert isinstance(english, str) and is_note({"role": "system", "content": english})
+    assert not is_note({"role": "user", "content": note}) and not is_note(
+        {"role": "system", "content": "Be brief."}
+    )

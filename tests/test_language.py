@@ -1,0 +1,125 @@
+"""Chinese numerals, place names to time zones, and value resolution in grounding."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from minloop.builtins.clock import current_time
+from minloop.language import chinese_number, language_of, numbers_in, resolve_zone, user_language, zones_in
+from minloop.models.local.grounding import Evidence, ground_calls, resolve_values
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("一千二百三十四", 1234),
+        ("两万", 20000),
+        ("三点五", 3.5),
+        ("二〇二六", 2026),
+        ("一百零五", 105),
+        ("十五", 15),
+        ("一亿二千万", 1.2e8),
+        ("一万亿", 1e12),
+        ("壹佰", 100),
+    ],
+)
+def test_chinese_numerals(text: str, value: float) -> None:
+    assert chinese_number(text) == value
+
+
+def test_numbers_in_mixed_text() -> None:
+    assert sorted(numbers_in("1.2万人，百分之五，3千万元，12,000 miles, five million")) == [
+        0.05,
+        1.2,
+        3.0,
+        5.0,
+        12000.0,
+        12000.0,
+        1e6,
+        5e6,
+        3e7,
+    ]
+    assert chinese_number("百分") is None and numbers_in("百分之") == []
+    assert sorted(numbers_in("现在是三点五分")) == [3.0, 5.0]  # a time, not 3.5
+
+
+def test_place_names_resolve_to_iana_zones_in_both_languages() -> None:
+    for name in ("Tokyo", "东京", "東京", "asia/tokyo", "Asia/Tokyo", "日本", "Japan"):
+        assert resolve_zone(name) == "Asia/Tokyo", name
+    assert resolve_zone("纽约") == resolve_zone("New York") == "America/New_York"
+    assert resolve_zone("Beijing") == resolve_zone("中国") == "Asia/Shanghai"
+    assert resolve_zone("UTC") == "UTC" and resolve_zone("Atlantis") is None and resolve_zone("") is None
+    assert zones_in("纽约和伦敦现在几点？") == ["America/New_York", "Europe/London"]
+    assert zones_in("What time is it in New York and Tokyo?") == ["America/New_York", "Asia/Tokyo"]
+    assert zones_in("北京今天天气怎么样？") == [] and zones_in("What is 5 + 3?") == []
+    assert zones_in("Tokyo time, please") == ["Asia/Tokyo"]
+    assert (
+        zones_in("What day is Christmas? Darwin said so.") == []
+    )  # zones named Indian/Christmas, Australia/Darwin
+
+
+def test_language_of_the_user() -> None:
+    assert language_of("现在几点？") == "zh" and language_of("What time is it?") == "en"
+    assert (
+        user_language([{"role": "user", "content": "现在东京几点了？"}, {"role": "tool", "content": "{}"}])
+        == "zh"
+    )
+
+
+def test_evidence_finds_chinese_numbers_words_and_places() -> None:
+    seen = Evidence("计算 一千二百三十四 乘以 5678，预算 1.2万，利率百分之五。现在东京几点了？")
+    assert all(seen.has(v) for v in (1234, 5678, 12000, 0.05, 5, "东京", "Tokyo", "Asia/Tokyo"))
+    assert not any(seen.has(v) for v in (1235, "北京", "London", "Europe/London"))
+    assert seen.has("UTC") and seen.has("Etc/UTC")  # the neutral default, never an invention
+    assert seen.has("1234 * 5678") and seen.has("12000 * 0.05") and seen.has("(1234 + 2) * 3")
+    assert not seen.has("23.5 * 3") and not seen.has("1234 * 99")  # an operand the model made up
+
+
+CLOCK = {"type": "function", "function": {"name": "current_time", "parameters": current_time.parameters()}}
+
+
+def _call(arguments: dict[str, object]) -> dict[str, object]:
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "c1",
+                "type": "function",
+                "function": {"name": "current_time", "arguments": json.dumps(arguments)},
+            }
+        ],
+    }
+
+
+@pytest.mark.parametrize(
+    "arguments", [{"timezone": "Asia/Shanghai"}, {}, {"timezone": "东京"}, {"timezone": "Tokyo"}]
+)
+def test_a_time_zone_argument_is_the_place_the_user_named(arguments: dict[str, object]) -> None:
+    message, missing = ground_calls(
+        _call(arguments), [CLOCK], [{"role": "user", "content": "现在东京几点了？"}]
+    )
+    assert missing == {}
+    assert message == _call({"timezone": "Asia/Tokyo"})
+
+
+def test_resolution_is_off_on_request_and_enums_take_their_member() -> None:
+    message, _ = ground_calls(
+        _call({"timezone": "Asia/Shanghai"}),
+        [CLOCK],
+        [{"role": "user", "content": "What time is it in Tokyo?"}],
+        resolve=False,
+    )
+    assert message == _call({})  # the old behaviour: an ungrounded optional value is dropped
+    schema = {"properties": {"unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}}}
+    assert resolve_values({"unit": "Fahr"}, schema, []) == {"unit": "fahrenheit"}
+    assert resolve_values({"unit": "kelvin"}, schema, []) == {"unit": "kelvin"}  # the contract check answers
+
+
+def test_the_clock_resolves_place_names_itself() -> None:
+    assert current_time.fn("东京")["timezone"] == "Asia/Tokyo"
+    assert current_time.fn("New York")["timezone"] == "America/New_York"
+    with pytest.raises(ValueError, match="unknown time zone"):
+        current_time.fn("Atlantis")
