@@ -22,9 +22,11 @@ def current_time(timezone: str = "UTC") -> dict[str, str]:
     except (ZoneInfoNotFoundError, ValueError):
         raise ValueError(f"unknown time zone {timezone!r}; use an IANA name like 'Europe/Paris'") from None
     now = datetime.now(zone)
-    return {
+    return {  # date and time spelled out beside the ISO form: a small model copies them, not parses
         "timezone": timezone,
-        "datetime": now.isoformat(timespec="seconds"),
+        "date": now.strftime("%Y-%m-%d"),
+        "time": now.strftime("%H:%M"),
         "weekday": now.strftime("%A"),
+        "datetime": now.isoformat(timespec="seconds"),
         "utc_offset": now.strftime("%z"),
     }

@@ -45,7 +45,7 @@ __all__ = ["LocalModel"]
 
 DEFAULT_MODEL = "qwen2.5-coder-0.5b"
 ABSTAIN_TOKENS = 64  # the short answer after a call on invented values or an unsupported answer (~2 s)
-SELECT_ABOVE = 5  # larger menus are narrowed to the tools that match the request (benchmarks/menu_sizes.py)
+SELECT_ABOVE = 8  # larger menus are narrowed to the tools that match the request (benchmarks/menu_sizes.py)
 _SERVERS: dict[tuple[str, int, int], tuple[Any, threading.Lock]] = {}
 _CACHES: dict[tuple[str, int, int], PrefixCache] = {}
 _LOAD_LOCK = threading.Lock()
