@@ -55,6 +55,10 @@ class Redactor:
         search = re.compile("|".join(hints)).search
         self._suspect = lambda text: search(text.lower())
 
+    def is_clean(self, text: str) -> bool:
+        """True when ``text`` holds nothing this redactor would change (a quick check)."""
+        return self._suspect(text) is None
+
     def __call__(self, value: Any) -> Any:
         if isinstance(value, dict):
             return {k: REDACTED if str(k).lower() in self.keys else self(v) for k, v in value.items()}
