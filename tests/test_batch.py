@@ -194,7 +194,8 @@ def test_the_ray_engine_without_ray_names_the_extra(tmp_path: Path, monkeypatch:
 
 
 def test_100_tasks_on_local_ray(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    pytest.importorskip("ray")
+    import ray  # noqa: F401  (installed by the dev extra: a missing one fails, not skips)
+
     (tmp_path / "pause_tools.py").write_text(PAUSE_TOOLS)  # imported inside the Ray workers
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("RAY_AUTH_MODE", "disabled")

@@ -137,7 +137,8 @@ def test_key_comes_from_the_environment_and_never_shows(monkeypatch: pytest.Monk
 
 
 def test_openai_sdk_adapter() -> None:
-    openai = pytest.importorskip("openai")
+    import openai  # installed by the dev extra: a missing one fails, not skips
+
     script = [reply(None, call("get_weather", {"city": "Rome"}, id="c1")), reply("Sunny in Rome.")]
     with ChatServer(script) as server:
         client = openai.AsyncOpenAI(base_url=server.base_url, api_key="sk-test", max_retries=0)
