@@ -65,8 +65,11 @@ def seal(
     if is_error:
         core = {k: body[k] for k in _ENVELOPE if k in body}
         return _fit(body, max_chars, scrub) or _fit(core, max_chars, scrub) or to_json(scrub(core))
-    head, _, cut = _head(body, max_chars + _MARGIN)
-    plain = to_json(head)
+    plain = to_json(body)
+    head, cut = body, False
+    if len(plain) > max_chars + _MARGIN:  # only then can a cut before redacting save time
+        head, _, cut = _head(body, max_chars + _MARGIN)
+        plain = to_json(head)
     clean = getattr(redact, "is_clean", None)  # a Redactor says at once when text holds nothing secret
     text = plain if redact is None or (clean is not None and clean(plain)) else to_json(scrub(head))
     if cut and len(plain) - len(text) >= _MARGIN:  # redaction pulled the cut into view
@@ -88,9 +91,12 @@ _NEVER_CUT = frozenset({"code", "trace_id"})
 def to_json(value: Any) -> str:
     """Strict JSON (RFC 8259): NaN and infinities become the strings "NaN", "Infinity", "-Infinity"."""
     try:
-        return json.dumps(value, ensure_ascii=False, allow_nan=False, default=str)
+        return _ENCODER.encode(value)
     except ValueError:
-        return json.dumps(_finite(value), ensure_ascii=False, allow_nan=False, default=str)
+        return _ENCODER.encode(_finite(value))
+
+
+_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, default=str)  # made once, not per call
 
 
 def _finite(value: Any) -> Any:

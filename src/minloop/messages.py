@@ -288,16 +288,22 @@ def _has_content(msg: Message) -> bool:
 
 def loads(text: str | bytes) -> Any:
     """``json.loads`` that refuses ``NaN``, ``Infinity`` and ``-Infinity`` (not JSON by RFC 8259)."""
-    return json.loads(text, parse_constant=_not_json)
+    if isinstance(text, bytes):
+        text = text.decode(json.detect_encoding(text), "surrogatepass")
+    return _STRICT.decode(text)
 
 
 def _not_json(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON value")
 
 
+_STRICT = json.JSONDecoder(parse_constant=_not_json)  # made once: json.loads(**options) builds one per call
+_STRICT_OUT = json.JSONEncoder(allow_nan=False)
+
+
 def _is_json(value: Any) -> bool:
     try:
-        json.dumps(value, allow_nan=False)
+        _STRICT_OUT.encode(value)
     except (TypeError, ValueError, RecursionError):
         return False
     return True
