@@ -34,7 +34,7 @@ from .exceptions import NestedModelCallError
 from .guard import tool_scope
 from .messages import Message, ResultRole, ToolCall, loads
 from .tools import ContractViolation, Tool, pydantic_problems
-from .workers import call_in_thread
+from .workers import Overdue, call_in_thread
 
 __all__ = ["ErrorCode", "ToolResult", "describe", "execute_calls"]
 
@@ -107,8 +107,9 @@ async def execute_call(call: ToolCall, ctx: ExecContext) -> ToolResult:
     if ctx.log.isEnabledFor(20):
         ctx.log.info("tool call %s %s id=%s", call.name, _scrub(ctx, call.arguments)[:200], call.id)
     try:
-        args = parse_arguments(tool, call.arguments)
-        _check_repeat(call, ctx)
+        data = json_arguments(call.arguments)
+        args = checked_arguments(tool, data)
+        _check_repeat(call.name, data, ctx)
         await _check_approval(tool, call, ctx)
         value = await invoke(tool, args)
         body, error = result_body(check_output(tool, value), ctx.trace_id), None
@@ -125,15 +126,12 @@ async def execute_call(call: ToolCall, ctx: ExecContext) -> ToolResult:
     return ToolResult(call.id, call.name, content, error, latency)
 
 
-def _check_repeat(call: ToolCall, ctx: ExecContext) -> None:
-    """Repetition guard: the same tool with the same arguments runs ``repeat_limit`` times at most."""
+def _check_repeat(name: str, data: dict[str, Any], ctx: ExecContext) -> None:
+    """Repetition guard: the same tool with the same arguments (in any key order) runs
+    ``repeat_limit`` times at most."""
     if ctx.repeat_limit <= 0:
         return
-    try:
-        canonical = json.dumps(json.loads(call.arguments or "{}"), sort_keys=True)
-    except (ValueError, RecursionError):
-        canonical = call.arguments
-    key = (call.name, canonical)
+    key = (name, json.dumps(data, sort_keys=True))
     done = ctx.seen.get(key, 0)
     if done >= ctx.repeat_limit:
         raise _Failure(
@@ -159,12 +157,21 @@ def _scrub(ctx: ExecContext, text: str) -> str:
 
 
 def parse_arguments(tool: Tool, raw: str) -> dict[str, Any]:
+    """The keyword arguments for ``tool`` from a call's JSON text; ``_Failure`` if they do not fit."""
+    return checked_arguments(tool, json_arguments(raw))
+
+
+def json_arguments(raw: str) -> dict[str, Any]:
     try:
         data = loads(raw) if raw.strip() else {}
     except (ValueError, RecursionError) as exc:
         raise _Failure("ERR_TOOL_ARGS_INVALID", f"arguments are not valid JSON: {exc}") from None
     if not isinstance(data, dict):
         raise _Failure("ERR_TOOL_ARGS_INVALID", f"arguments must be a JSON object, got {type(data).__name__}")
+    return data
+
+
+def checked_arguments(tool: Tool, data: dict[str, Any]) -> dict[str, Any]:
     try:
         return tool.check_args(data)
     except ContractViolation as exc:
@@ -189,14 +196,16 @@ async def invoke(tool: Tool, args: dict[str, Any]) -> Any:
 
 
 async def _invoke(tool: Tool, args: dict[str, Any]) -> Any:
-    deadline = asyncio.timeout(tool.timeout)
     try:
+        if not tool.is_async:
+            return await call_in_thread(tool.fn, args, tool.timeout)
+        deadline = asyncio.timeout(tool.timeout)
         async with deadline:
-            if tool.is_async:
-                return await tool.fn(**args)
-            return await call_in_thread(tool.fn, args)
+            return await tool.fn(**args)
+    except Overdue:
+        raise _Failure("ERR_TOOL_TIMEOUT", f"tool did not finish within {tool.timeout:g}s") from None
     except TimeoutError as exc:
-        if deadline.expired():
+        if tool.is_async and deadline.expired():
             raise _Failure("ERR_TOOL_TIMEOUT", f"tool did not finish within {tool.timeout:g}s") from None
         raise _Failure("ERR_TOOL_FAILED", describe(exc)) from None
     except NestedModelCallError:

@@ -18,8 +18,6 @@ network with a client other than a minloop model.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Final
 
@@ -44,14 +42,19 @@ def ensure_not_in_tool(model_name: str) -> None:
         raise NestedModelCallError(message)
 
 
-@contextmanager
-def tool_scope(tool_name: str) -> Iterator[list[str]]:
+class tool_scope:  # lower-case: used like the function it was, ``with tool_scope(name) as breaches:``
     """Mark the code in the ``with`` block as running inside tool ``tool_name``; the list it
     yields collects every model call the guard refused there, caught by the tool or not."""
-    found: list[str] = []
-    name_token, found_token = current_tool.set(tool_name), _breaches.set(found)
-    try:
-        yield found
-    finally:
-        current_tool.reset(name_token)
-        _breaches.reset(found_token)
+
+    __slots__ = ("_found", "_name", "_tokens")
+
+    def __init__(self, tool_name: str) -> None:
+        self._name, self._found = tool_name, list[str]()
+
+    def __enter__(self) -> list[str]:
+        self._tokens = (current_tool.set(self._name), _breaches.set(self._found))
+        return self._found
+
+    def __exit__(self, *exc: object) -> None:
+        current_tool.reset(self._tokens[0])
+        _breaches.reset(self._tokens[1])

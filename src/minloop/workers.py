@@ -21,10 +21,15 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["INLINE_WAIT", "LINGER", "call_in_thread"]
+__all__ = ["INLINE_WAIT", "LINGER", "Overdue", "call_in_thread"]
 
 INLINE_WAIT = 0.0005  # seconds
 LINGER = 30.0  # seconds
+
+
+class Overdue(Exception):
+    """The call did not finish within its timeout (the thread is abandoned)."""
+
 
 _fast: weakref.WeakKeyDictionary[Callable[..., Any], bool] = weakref.WeakKeyDictionary()
 
@@ -95,8 +100,9 @@ class _Job:
         return self.value
 
 
-async def call_in_thread(fn: Callable[..., Any], args: dict[str, Any]) -> Any:
-    """``fn(**args)`` in a worker thread, with the caller's context variables."""
+async def call_in_thread(fn: Callable[..., Any], args: dict[str, Any], timeout: float | None = None) -> Any:
+    """``fn(**args)`` in a worker thread, with the caller's context variables; ``Overdue`` if it
+    has not finished within ``timeout`` seconds."""
     job = _Job(fn, args)
     _WORKERS.submit(job.run)
     inline = _fast.get(fn, True) if _weakrefable(fn) else False
@@ -104,7 +110,14 @@ async def call_in_thread(fn: Callable[..., Any], args: dict[str, Any]) -> Any:
         return job.outcome()
     future = job.attach(asyncio.get_running_loop())
     if future is not None:
-        await future
+        deadline = asyncio.timeout(timeout)
+        try:
+            async with deadline:
+                await future
+        except TimeoutError:
+            if deadline.expired():
+                raise Overdue from None
+            raise
     return job.outcome()
 
 
