@@ -1,5 +1,7 @@
 """minloop: the minimal agent loop. Receive, decide, execute, inject; bounded and traceable."""
 
+import typing
+
 from .budget import Budget, Price
 from .decision import Controls
 from .driver import LoopRun
@@ -21,10 +23,25 @@ from .loop import Loop, run, run_sync
 from .messages import Message, ToolCall, check_transcript
 from .models.base import Model, ModelRequest, ModelResponse, StreamingModel, Usage
 from .result import RunResult, Status, Step
-from .streaming import LoopStream
 from .tools import Tool, tool, tool_from_schema
 
+if typing.TYPE_CHECKING:
+    from .streaming import LoopStream
+
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> object:
+    if name == "LoopStream":  # loaded on first use: most programs never stream
+        from .streaming import LoopStream
+
+        return LoopStream
+    raise AttributeError(f"module 'minloop' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), "LoopStream"})
+
 
 __all__ = [
     "Budget",

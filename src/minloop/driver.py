@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from dataclasses import asdict
 from typing import TYPE_CHECKING, assert_never
@@ -35,9 +36,11 @@ class LoopRun:
         self.state = state
         self.result: RunResult | None = None
         model = getattr(loop.model, "name", type(loop.model).__name__)
-        state.log.info(
-            "run start: model=%s tools=%s max_steps=%d", model, sorted(loop.registry), loop.max_steps
-        )
+        if state.log.isEnabledFor(logging.INFO):
+            tools = sorted(loop.registry)
+            state.log.info("run start: model=%s tools=%s max_steps=%d", model, tools, loop.max_steps)
+        if not state.tracer.sinks:
+            return
         state.tracer.emit(
             "run_start",
             0,
@@ -101,7 +104,8 @@ class LoopRun:
                 value = spec.parse(text)
             except OutputError:
                 pass  # a forced answer that does not validate: the text is still the final message
-        cost = Spent.of(s.steps, self.loop.price).cost
+        price = self.loop.price
+        cost = None if price is None else Spent.of(s.steps, price).cost
         self.result = RunResult(
             status,
             final,
@@ -114,23 +118,27 @@ class LoopRun:
             forced_by,
             cost,
         )
-        usage = self.result.usage
-        s.tracer.emit(
-            "run_end",
-            len(s.steps),
-            status=status,
-            error=error,
-            final_message=final,
-            output_value=to_jsonable_python(value, fallback=str),
-            forced_by=forced_by,
-            duration=duration,
-            steps=len(s.steps),
-            usage={**asdict(usage), "total_tokens": usage.total_tokens},
-            model_calls=self.result.model_calls,
-            tool_calls=self.result.tool_calls,
-            cost=cost,
-        )
+        if s.tracer.sinks:
+            self._trace_end(self.result)
         s.log.info("run end: %s after %d steps%s", status, len(s.steps), f" ({error})" if error else "")
+
+    def _trace_end(self, result: RunResult) -> None:
+        usage = result.usage
+        self.state.tracer.emit(
+            "run_end",
+            len(result.steps),
+            status=result.status,
+            error=result.error,
+            final_message=result.final_message,
+            output_value=to_jsonable_python(result.output_value, fallback=str),
+            forced_by=result.forced_by,
+            duration=result.duration,
+            steps=len(result.steps),
+            usage={**asdict(usage), "total_tokens": usage.total_tokens},
+            model_calls=result.model_calls,
+            tool_calls=result.tool_calls,
+            cost=result.cost,
+        )
 
     def _last_assistant(self) -> Message | None:
         return next((m for m in reversed(self.state.messages) if m.get("role") == "assistant"), None)

@@ -16,7 +16,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .budget import Budget, Price, Spent
 from .context import NO_WINDOW, ContextPolicy, Policy, calibrate, counter_for
@@ -44,8 +44,10 @@ from .output import OutputSpec
 from .redact import Redactor
 from .result import RunResult, Step
 from .state import Continue, Final, Limit, Outcome, Prompt, Reply, RunState, Stop
-from .streaming import LoopStream, ToolCallFinished, ToolCallResult, stream_reply
 from .tools import Tool, tool
+
+if TYPE_CHECKING:  # the streaming module is loaded when a run is first watched
+    from .streaming import LoopStream
 
 __all__ = ["Executor", "Loop", "run", "run_sync"]
 
@@ -140,6 +142,8 @@ class Loop:
     def stream(self, prompt: str | Sequence[Message]) -> LoopStream:
         """Start a run to watch as it happens: ``async with loop.stream(...) as events:
         async for event in events: ...`` (see ``minloop.streaming``)."""
+        from .streaming import LoopStream
+
         return LoopStream(self.iter(prompt))
 
     async def run(self, prompt: str | Sequence[Message]) -> RunResult:
@@ -226,6 +230,8 @@ class Loop:
         state.log.info("step %d start: %d messages, tool_choice=%s", state.index, len(messages), choice)
         if state.log.isEnabledFor(logging.DEBUG):
             state.log.debug("step %d input: %.300s", state.index, self._scrub(messages[-1].get("content")))
+        if not state.tracer.sinks:
+            return
         state.tracer.emit("step_start", state.index, tool_choice=choice, decayed=prompt.decayed)
         state.tracer.emit(
             "model_request",
@@ -254,6 +260,8 @@ class Loop:
             if state.listener is None:
                 response = await self.model.call(request)
             else:
+                from .streaming import stream_reply
+
                 response = await stream_reply(self.model, request, state.listener, state.index)
         except ModelError as exc:
             state.tracer.emit("model_response", state.index, error=f"{type(exc).__name__}: {exc}")
@@ -262,9 +270,10 @@ class Loop:
         counting = self.context is not None or (self.budget is not None and self.budget.counts_prompts)
         if counting and response.usage.prompt_tokens:
             state.token_ratio = calibrate(self.specs, request.messages, response.usage.prompt_tokens)
-        state.tracer.emit(
-            "model_response", state.index, message=response.message, usage=response.usage, latency=latency
-        )
+        if state.tracer.sinks:
+            state.tracer.emit(
+                "model_response", state.index, message=response.message, usage=response.usage, latency=latency
+            )
         return Reply(response, latency)
 
     def decide(self, reply: Reply, state: RunState, limit: Limit | None) -> Decision:
@@ -295,7 +304,7 @@ class Loop:
         """Run the step's calls through the executor; trace each call and each result."""
         if not isinstance(decision, CallTools):
             return []
-        for c in decision.calls:
+        for c in decision.calls if state.tracer.sinks else ():
             known = self.registry.get(c.name)
             where = {"server": known.server} if known is not None and known.server else {}
             state.tracer.emit(
@@ -309,6 +318,8 @@ class Loop:
                 **where,
             )
         listener = state.listener
+        if listener is not None:
+            from .streaming import ToolCallFinished, ToolCallResult
         for c in decision.calls if listener else ():
             await listener(ToolCallFinished(c, state.index))  # type: ignore[misc]
         calls: Sequence[ToolCall] = decision.calls
@@ -348,19 +359,14 @@ class Loop:
             valid=valid, context=prompt.context,
         )  # fmt: skip
         state.steps.append(step)
-        state.tracer.emit(
-            "step_end",
-            step.index,
-            decision=step.decision,
-            valid=valid,
-            model_latency=reply.latency,
-            tool_latency=step.tool_latency,
-            usage=step.usage,
-        )
-        errors = f" {[c.name for c in step.tool_calls]} errors={step.errors}" if results else ""
-        state.log.info(
-            "step %d end: %s%s, %.1fms model", step.index, step.decision, errors, reply.latency * 1000
-        )
+        if state.tracer.sinks:
+            state.tracer.emit("step_end", step.index, decision=step.decision, valid=valid, usage=step.usage,
+                              model_latency=reply.latency, tool_latency=step.tool_latency)  # fmt: skip
+        if state.log.isEnabledFor(logging.INFO):
+            errors = f" {[c.name for c in step.tool_calls]} errors={step.errors}" if results else ""
+            state.log.info(
+                "step %d end: %s%s, %.1fms model", step.index, step.decision, errors, reply.latency * 1000
+            )
         return step
 
     def _scrub(self, value: Any) -> Any:

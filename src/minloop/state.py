@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from .context import ContextReport
 from .events import Tracer
@@ -16,7 +16,9 @@ from .execute import ExecContext
 from .messages import Message, TranscriptChecker
 from .models.base import ModelRequest, ModelResponse
 from .result import Status, Step
-from .streaming import Listener
+
+if TYPE_CHECKING:
+    from .streaming import Listener
 
 __all__ = ["Continue", "Final", "Limit", "Outcome", "Prompt", "Reply", "RunState", "Stop"]
 

@@ -28,10 +28,11 @@ from ..guard import ensure_not_in_tool
 from ..messages import Message
 from ..output import response_format
 from .base import ModelRequest, ModelResponse, Usage
-from .sse import ChatStream, stream_body, stream_failure
 
 if TYPE_CHECKING:
     from ..streaming import ModelDelta
+
+# Streaming (``.sse``, ``..streaming``) is imported on the first ``stream`` call: most runs never stream.
 
 __all__ = ["OpenAIClientModel", "OpenAIModel", "parse_completion", "request_body"]
 
@@ -98,14 +99,7 @@ class OpenAIModel:
 
     async def call(self, request: ModelRequest) -> ModelResponse:
         ensure_not_in_tool(self.name)
-        try:
-            body = json.dumps(
-                self.payload(request), ensure_ascii=False, allow_nan=False, separators=(",", ":")
-            ).encode()
-        except (TypeError, ValueError) as exc:
-            raise TranscriptError(
-                None, "not_json_serialisable", f"the request cannot be sent as JSON: {exc}"
-            ) from None
+        body = _encoded(self.payload(request))
         client = self._client_for_loop()
         for attempt in range(self.max_retries + 1):
             last = attempt == self.max_retries
@@ -148,6 +142,8 @@ class OpenAIModel:
         delivered; a stream cut or stalled (no data for ``timeout`` seconds) after that, or a
         malformed line, raises ``ModelError``.
         """
+        from .sse import ChatStream, stream_body, stream_failure
+
         ensure_not_in_tool(self.name)
         body = _encoded(stream_body(self.payload(request)))
         client = self._client_for_loop()
@@ -210,9 +206,12 @@ def request_body(model: str, request: ModelRequest, extra: dict[str, Any]) -> di
     return body
 
 
+_COMPACT = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
 def _encoded(body: dict[str, Any]) -> bytes:
     try:
-        return json.dumps(body, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
+        return _COMPACT.encode(body).encode()
     except (TypeError, ValueError) as exc:
         raise TranscriptError(
             None, "not_json_serialisable", f"the request cannot be sent as JSON: {exc}"
@@ -283,6 +282,8 @@ class OpenAIClientModel:
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelDelta | ModelResponse]:
         """The reply streamed through the SDK (``stream=True``), reassembled as ``OpenAIModel`` does."""
+        from .sse import ChatStream, stream_body
+
         ensure_not_in_tool(self.name)
         chat = ChatStream(self.name)
         body = stream_body(request_body(self.name, request, self.extra_body))
