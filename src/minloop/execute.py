@@ -126,12 +126,15 @@ async def execute_call(call: ToolCall, ctx: ExecContext) -> ToolResult:
     return ToolResult(call.id, call.name, content, error, latency)
 
 
+_CANONICAL = json.JSONEncoder(sort_keys=True)  # the same arguments in any key order, one key
+
+
 def _check_repeat(name: str, data: dict[str, Any], ctx: ExecContext) -> None:
     """Repetition guard: the same tool with the same arguments (in any key order) runs
     ``repeat_limit`` times at most."""
     if ctx.repeat_limit <= 0:
         return
-    key = (name, json.dumps(data, sort_keys=True))
+    key = (name, _CANONICAL.encode(data))
     done = ctx.seen.get(key, 0)
     if done >= ctx.repeat_limit:
         raise _Failure(
