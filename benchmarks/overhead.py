@@ -5,6 +5,9 @@
 Contenders, each measured in its own subprocess (so peak RSS is its own):
 
 * ``httpx``: a raw loop posting with ``httpx.AsyncClient`` (the baseline),
+* ``httpx-thread``: the same loop running its tool with ``asyncio.to_thread``, as a loop must
+  to keep a sync tool from blocking the event loop (the "x same tool" column compares
+  ``minloop-sync`` with it; every other row with ``httpx``),
 * ``openai``: the same loop over the official ``openai.AsyncOpenAI`` client,
 * ``minloop``: ``Loop(OpenAIModel(...), [add])`` with an async tool,
 * ``minloop-sync``: the same with a sync tool (minloop runs it in a daemon thread).
@@ -37,7 +40,8 @@ import sys
 import time
 from typing import Any, ClassVar
 
-CONTENDERS = ("httpx", "openai", "minloop", "minloop-sync")
+CONTENDERS = ("httpx", "httpx-thread", "openai", "minloop", "minloop-sync")
+SAME_TOOL = {"minloop-sync": "httpx-thread"}  # the raw loop that runs its tool the same way
 TOOLS = [
     {
         "type": "function",
@@ -132,7 +136,7 @@ async def add_async(a: int, b: int) -> int:
     return a + b
 
 
-def httpx_contender(base: str) -> Any:
+def httpx_contender(base: str, threaded: bool = False) -> Any:
     import httpx
 
     client = httpx.AsyncClient(
@@ -151,7 +155,8 @@ def httpx_contender(base: str) -> Any:
             if not message.get("tool_calls"):
                 return step
             for call in message["tool_calls"]:
-                result = add(**json.loads(call["function"]["arguments"]))
+                args = json.loads(call["function"]["arguments"])
+                result = await asyncio.to_thread(add, **args) if threaded else add(**args)
                 messages.append(
                     {"role": "tool", "tool_call_id": call["id"], "content": json.dumps({"result": result})}
                 )
@@ -199,8 +204,8 @@ def minloop_contender(base: str, sync_tool: bool) -> Any:
 
 
 def contender(name: str, base: str) -> Any:
-    if name == "httpx":
-        return httpx_contender(base)
+    if name in ("httpx", "httpx-thread"):
+        return httpx_contender(base, threaded=name == "httpx-thread")
     if name == "openai":
         return openai_contender(base)
     return minloop_contender(base, sync_tool=name == "minloop-sync")
@@ -265,7 +270,8 @@ def import_ms(modules: str, repeats: int = 9) -> float:
 
 def bench(port: int, args: argparse.Namespace) -> None:
     print(
-        f"{'N':>2} {'mode':<10} {'contender':<13} {'ms/step':>8} {'x httpx':>8} {'CPU ms/step':>12} {'peak RSS MB':>12}"
+        f"{'N':>2} {'mode':<10} {'contender':<13} {'ms/step':>8} {'x httpx':>8} {'x same tool':>12} "
+        f"{'CPU ms/step':>12} {'peak RSS MB':>12}"
     )
     modes = [("sequential", args.runs), (f"{args.concurrent} conc.", args.concurrent)][
         : 1 if args.sequential_only else 2
@@ -281,9 +287,10 @@ def bench(port: int, args: argparse.Namespace) -> None:
             base = best["httpx"]["ms_per_step"]
             for name in CONTENDERS:
                 b = best[name]
+                same = b["ms_per_step"] / best[SAME_TOOL.get(name, "httpx")]["ms_per_step"]
                 print(
                     f"{rounds:>2} {mode:<10} {name:<13} {b['ms_per_step']:>8.3f} {b['ms_per_step'] / base:>7.2f}x "
-                    f"{b['cpu_ms_per_step']:>12.3f} {b['rss_mb']:>12.1f}"
+                    f"{same:>11.2f}x {b['cpu_ms_per_step']:>12.3f} {b['rss_mb']:>12.1f}"
                 )
     print_imports()
 
