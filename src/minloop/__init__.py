@@ -1,8 +1,8 @@
 """minloop: the minimal agent loop. Receive, decide, execute, inject; bounded and traceable."""
 
+import importlib
 import typing
 
-from .budget import Budget, Price
 from .decision import Controls
 from .driver import LoopRun
 from .exceptions import (
@@ -26,21 +26,10 @@ from .result import RunResult, Status, Step
 from .tools import Tool, tool, tool_from_schema
 
 if typing.TYPE_CHECKING:
+    from .budget import Budget, Price
     from .streaming import LoopStream
 
 __version__ = "0.1.0"
-
-
-def __getattr__(name: str) -> object:
-    if name == "LoopStream":  # loaded on first use: most programs never stream
-        from .streaming import LoopStream
-
-        return LoopStream
-    raise AttributeError(f"module 'minloop' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), "LoopStream"})
 
 
 __all__ = [
@@ -81,3 +70,15 @@ __all__ = [
     "tool",
     "tool_from_schema",
 ]
+
+_LATER = {"Budget": "budget", "Price": "budget", "LoopStream": "streaming"}  # loaded on first use
+
+
+def __getattr__(name: str) -> object:
+    if name in _LATER:
+        return getattr(importlib.import_module(f".{_LATER[name]}", __name__), name)
+    raise AttributeError(f"module 'minloop' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LATER})

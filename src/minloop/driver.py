@@ -10,9 +10,7 @@ from typing import TYPE_CHECKING, assert_never
 
 from pydantic_core import to_jsonable_python
 
-from .budget import Spent
 from .messages import Message
-from .output import OutputError
 from .result import RunResult, Status, Step
 from .state import Continue, Final, RunState, Stop
 
@@ -100,12 +98,18 @@ class LoopRun:
         duration = time.perf_counter() - s.started
         value, text = None, (final or {}).get("content")
         if spec is not None and isinstance(text, str) and (status == "success" or forced_by):
+            from .output import OutputError
+
             try:
                 value = spec.parse(text)
             except OutputError:
                 pass  # a forced answer that does not validate: the text is still the final message
         price = self.loop.price
-        cost = None if price is None else Spent.of(s.steps, price).cost
+        cost = None
+        if price is not None:
+            from .budget import Spent
+
+            cost = Spent.of(s.steps, price).cost
         self.result = RunResult(
             status,
             final,

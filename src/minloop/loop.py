@@ -18,7 +18,6 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .budget import Budget, Price, Spent
 from .context import NO_WINDOW, ContextPolicy, Policy, calibrate, counter_for
 from .decision import (
     Answer,
@@ -35,18 +34,19 @@ from .decision import (
 )
 from .driver import LoopRun
 from .events import Tracer, TraceSink
-from .exceptions import ContextOverflowError, MinloopError, ModelError, ToolDefinitionError
+from .exceptions import ContextOverflowError, MinloopError, ModelError
 from .execute import Approver, ExecContext, ToolResult, execute_calls
 from .log import current_trace_id, new_trace_id, run_logger
 from .messages import Message, ToolCall, check_transcript, normalize_input
 from .models.base import Model, ModelRequest, ToolChoice
-from .output import OutputSpec
 from .redact import Redactor
 from .result import RunResult, Step
 from .state import Continue, Final, Limit, Outcome, Prompt, Reply, RunState, Stop
-from .tools import Tool, tool
+from .tools import Tool, registry_of
 
-if TYPE_CHECKING:  # the streaming module is loaded when a run is first watched
+if TYPE_CHECKING:  # budgets, typed output and streaming are loaded when a loop first uses them
+    from .budget import Budget, Price
+    from .output import OutputSpec
     from .streaming import LoopStream
 
 __all__ = ["Executor", "Loop", "run", "run_sync"]
@@ -103,22 +103,16 @@ class Loop:
             raise MinloopError(f"max_steps must be >= 1, got {self.max_steps}")
         if self.time_budget is not None and self.time_budget <= 0:
             raise MinloopError(f"time_budget must be > 0 seconds, got {self.time_budget}")
-        registry: dict[str, Tool] = {}
-        for item in self.tools:
-            t = item if isinstance(item, Tool) else tool(item)
-            if t.name in registry:
-                where = " and ".join(
-                    f"MCP server {x.server!r}" if x.server else "a local tool" for x in (registry[t.name], t)
-                )
-                raise ToolDefinitionError(
-                    f"two tools are named {t.name!r} ({where}); rename one or give the MCP server a prefix"
-                )
-            registry[t.name] = t
+        registry = registry_of(self.tools)
         object.__setattr__(self, "registry", registry)
         object.__setattr__(self, "specs", [t.spec() for t in registry.values()])
         if isinstance(self.context, ContextPolicy) and not self._window():
             raise MinloopError(NO_WINDOW)
-        spec = None if self.output is None else OutputSpec.of(self.output)
+        spec = None
+        if self.output is not None:
+            from .output import OutputSpec
+
+            spec = OutputSpec.of(self.output)
         object.__setattr__(self, "output_spec", spec)
         own = self.controls.answer_check or getattr(self.model, "answer_check", None)
         check = combine_checks(spec.check if spec else None, own)
@@ -199,6 +193,8 @@ class Loop:
             return Limit("max_steps", "max_steps_exceeded", f"no answer within {self.max_steps} steps")
         if self.budget is None:
             return None
+        from .budget import Spent
+
         tokens = 0
         if prompt is not None and self.budget.counts_prompts:
             tokens = counter_for(self.model, self.specs, state.token_ratio)(prompt.request.messages)
@@ -325,6 +321,8 @@ class Loop:
         calls: Sequence[ToolCall] = decision.calls
         refused: list[ToolResult] = []
         if self.budget is not None:
+            from .budget import Spent
+
             calls, refused = self.budget.admit(calls, Spent.of(state.steps), state.trace_id)
         token = current_trace_id.set(state.trace_id)
         try:

@@ -30,6 +30,7 @@ __all__ = [
     "ContractViolation",
     "Tool",
     "ToolOptions",
+    "registry_of",
     "tool",
     "tool_from_schema",
     "tool_specs",
@@ -125,6 +126,22 @@ class Tool:
         found = problems(self.output_schema, payload, f"tool {self.name!r} output schema")
         if found:
             raise ContractViolation("tool returned data that does not match its output schema", found)
+
+
+def registry_of(tools: Iterable[Tool | Callable[..., Any]]) -> dict[str, Tool]:
+    """Tools by name (plain functions made tools); ``ToolDefinitionError`` if two share a name."""
+    registry: dict[str, Tool] = {}
+    for item in tools:
+        t = item if isinstance(item, Tool) else tool(item)
+        if t.name in registry:
+            where = " and ".join(
+                f"MCP server {x.server!r}" if x.server else "a local tool" for x in (registry[t.name], t)
+            )
+            raise ToolDefinitionError(
+                f"two tools are named {t.name!r} ({where}); rename one or give the MCP server a prefix"
+            )
+        registry[t.name] = t
+    return registry
 
 
 def tool_specs(tools: Iterable[Tool]) -> list[dict[str, Any]]:

@@ -26,7 +26,6 @@ import httpx
 from ..exceptions import ModelError, ModelHTTPError, TranscriptError
 from ..guard import ensure_not_in_tool
 from ..messages import Message
-from ..output import response_format
 from .base import ModelRequest, ModelResponse, Usage
 
 if TYPE_CHECKING:
@@ -202,6 +201,8 @@ def request_body(model: str, request: ModelRequest, extra: dict[str, Any]) -> di
         body["tools"] = list(request.tools)
         body["tool_choice"] = request.tool_choice
     if request.output_schema is not None:
+        from ..output import response_format
+
         body["response_format"] = response_format(request.output_schema)
     return body
 
