@@ -5,9 +5,10 @@ is discarded, it keeps its own thread (the next call gets another one) and, bein
 never keeps the process alive at exit. A thread idle for ``LINGER`` seconds exits.
 
 Handing a call to a thread and its result back through the event loop costs two wake-ups of
-the loop. A tool that finished within ``INLINE_WAIT`` last time is instead waited for right
-there, for at most that long (the loop pauses that briefly); if it is not done by then, the
-wait goes on through the event loop as for any other tool.
+the loop. A tool whose last call was done within ``INLINE_WAIT`` of being handed over (the
+thread's wake-up included) is instead waited for right there, for at most that long (the loop
+pauses that briefly); if it is not done by then, the wait goes on through the event loop as
+for any other tool.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ class _Job:
         "loop",
         "ok",
         "seconds",
+        "submitted",
         "value",
     )
 
@@ -59,16 +61,16 @@ class _Job:
         self.lock = threading.Lock()
         self.loop: asyncio.AbstractEventLoop | None = None
         self.future: asyncio.Future[Any] | None = None
-        self.ok, self.seconds = False, 0.0
+        self.ok, self.seconds = False, 0.0  # seconds from submission to the end of the call
         self.value: Any = None
+        self.submitted = time.perf_counter()
 
     def run(self) -> None:  # in the worker thread
-        started = time.perf_counter()
         try:
             self.ok, self.value = True, self.context.run(self.fn, **self.args)
         except BaseException as exc:  # delivered to the awaiting task, not lost in the thread
             self.ok, self.value = False, exc
-        self.seconds = time.perf_counter() - started
+        self.seconds = time.perf_counter() - self.submitted
         with self.lock:
             self.finished = True
             self.done.release()
