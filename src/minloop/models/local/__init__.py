@@ -57,8 +57,9 @@ class LocalModel:
     ``grounded`` (default on) is its decision policy for tool calls, see ``minloop.models.local.grounding``:
     optional arguments whose values the conversation does not give are dropped (the function's
     default applies), and a call whose *required* values are not in the conversation is not
-    made: the model is asked once more, tools off, for a short answer (``ABSTAIN_TOKENS``):
-    a direct reply, or a request for the missing values. Measured with ``minloop eval bfcl``,
+    made (nor a call cut off by the token limit, whose value ran on past it): the model is asked
+    once more, tools off, for a short answer (``ABSTAIN_TOKENS``): a direct reply, or a request
+    for the missing values. Measured with ``minloop eval bfcl``,
     this is what makes a 0.5B model abstain when no offered tool serves the request. ``gate``
     (off) is the older relevance gate, see ``relevance``. ``parallel`` lets one decision hold
     several calls (``{"calls": [...]}``). A typed answer (``ModelRequest.output_schema``) is
@@ -164,6 +165,8 @@ class LocalModel:
         message, missing = ground_calls(
             response.message, request.tools, request.messages, resolve=self.faithful
         )
+        if reply["choices"][0].get("finish_reason") == "length":  # cut off mid-value: a runaway invention
+            missing = {call["function"]["name"]: ["arguments"] for call in message["tool_calls"]}
         if not missing:
             return replace(response, message=message)
         # A call resting on invented values is not made: the model answers, told what is missing.
