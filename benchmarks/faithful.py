@@ -52,7 +52,8 @@ DECLINE = re.compile(
 _DIGITS = re.compile(r"\d+(?:\.\d+)?")
 
 
-_WEEKDAY = re.compile(r"(?:星期|周|礼拜|禮拜)[一二三四五六日天]")  # a day's name (星期二 is Tuesday), not a number
+# A day's name (星期二 is Tuesday), not a number.
+_WEEKDAY = re.compile(r"(?:星期|周|礼拜|禮拜)[一二三四五六日天]")
 
 
 def _numbers(text: str) -> set[float]:

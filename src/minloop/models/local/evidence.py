@@ -4,15 +4,24 @@
 answer states (numbers, quantities, dates and times, in digits or Chinese numerals, and
 multi-word names such as "Joe Biden") and looks for each in the user's and the tools' messages.
 An answer whose facts are all found passes. Otherwise the check rejects it with a note naming
-what is unsupported, in the user's language, and the model answers once more (the embedded
-model with tools off and a short answer, see ``is_note``); if that answer
-is still unsupported, the run ends with a plain statement that the tools could not provide it
-(``Replacement``), never with the invented facts.
+what is unsupported, in the user's language (for a wrong time, the note quotes the tool's
+reading), and the model answers once more (the embedded model with tools off and a short
+answer, see ``is_note``); if that answer is still unsupported, the run ends with a plain
+statement that the tools could not provide it (``Replacement``), never with the invented facts.
+
+An answer given after tools ran must also use them: when it states nothing that only a tool
+result gave (a number, a word or a weekday no user message has) and neither says it cannot
+answer nor asks something back, it is sent back the same way ("Yes, it will rain in Shanghai
+tomorrow" after a clock reading). An answer given without any tool is held to its facts only,
+so chit-chat passes.
 
 What counts as found, deliberately lenient so that honest answers pass:
 
-* a number equal to one in the evidence, or to it rounded (3.14 for 3.14159, 700万 for
-  7006652 within 0.5%), a 12-hour clock hour (3 for 15), 0, 1 and list markers ("1.");
+* a time (05:02, 3 pm, 下午3点04分) when its hour and minute are those of a clock reading in the
+  evidence (the hour also in 12-hour form: 3 for 15); a UTC offset (+09:00) is no reading;
+* any other number equal to one in the evidence outside clock readings (so the "20" of a 20:03
+  reading supports neither "20°C" nor "20%"), or to it rounded (3.14 for 3.14159, 700万 for
+  7006652 within 0.5%); a bare number may name a reading's hour; 0, 1 and list markers ("1.");
 * a name when most of its words appear in the evidence (or name the same time zone).
 """
 
