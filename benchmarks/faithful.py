@@ -130,7 +130,7 @@ def measure(out: Path, start: int, stop: int, arms: list[str]) -> None:
     for name, text in FILES.items():
         (root / name).write_text(text, encoding="utf-8")
     english_notes = LocalModel()
-    english_notes.answer_check = EvidenceCheck(note_language="en")
+    english_notes.answer_check = EvidenceCheck(note_language="en", resend_unused=False)
     models = {
         "on": LocalModel(),
         "off": LocalModel(faithful=False),

@@ -232,3 +232,20 @@ def test_the_note_about_a_wrong_time_quotes_the_tools_reading() -> None:
     assert str(EvidenceCheck()("It is 3:02 pm.", english)).endswith(
         " The tool result gives the time as 05:02."
     )
+
+
+def test_without_resending_an_answer_that_uses_no_tool_result_is_declined_at_once() -> None:
+    from minloop.models.local import LocalModel
+
+    check = EvidenceCheck(resend_unused=False)
+    assert LocalModel().answer_check == check and LocalModel(faithful=False).answer_check is None
+    rain = [{"role": "user", "content": "Will it rain in Shanghai tomorrow?"}, *ASKED[1:]]
+    decline = Replacement(
+        "I can't answer that reliably: the tools I have did not provide the information it needs."
+    )
+    assert check("Yes, it will rain in Shanghai tomorrow.", rain) == decline
+    assert check("It is 22 C in Shanghai.", rain) == decline  # a fact no tool gave, and nothing a tool gave
+    assert check("It is 22 C.", [{"role": "user", "content": "Weather?"}]) == decline  # no tool ran
+    assert str(check("东京现在是15:04，气温22°C。", ASKED)).startswith(
+        "你的回答中的 22°C"
+    )  # used the clock: once more

@@ -73,8 +73,9 @@ class LocalModel:
     so a new process with the same tools skips them (``minloop.models.local.prefix_cache``).
 
     ``faithful`` (default on) holds answers to the
-    evidence: ``answer_check`` is ``minloop.models.local.evidence.EvidenceCheck``, which a ``Loop`` uses unless
-    ``Controls(answer_check=...)`` names another, and grounding maps argument values onto their
+    evidence: ``answer_check`` is ``minloop.models.local.evidence.EvidenceCheck`` (an answer that uses
+    no tool result is declined at once, since the second try has tools off), which a ``Loop`` uses
+    unless ``Controls(answer_check=...)`` names another, and grounding maps argument values onto their
     parameter's vocabulary (the time zone of "东京"). ``honest`` (off) adds one
     sentence to the format instruction, in the user's language: state only facts the user or a
     tool gave, and say what is missing when no tool provides it. Measured on
@@ -117,7 +118,8 @@ class LocalModel:
         self.prefix_cache = prefix_cache
         self.faithful = faithful
         self.honest = honest
-        self.answer_check: EvidenceCheck | None = EvidenceCheck() if faithful else None
+        # its second try has tools off, so an answer that used no tool result is declined at once
+        self.answer_check: EvidenceCheck | None = EvidenceCheck(resend_unused=False) if faithful else None
 
     def plain(self) -> LocalModel:
         """This model without minloop's decision policy (no grounding, gate, evidence check or tool

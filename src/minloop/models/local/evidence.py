@@ -205,19 +205,23 @@ class EvidenceCheck:
 
     ``retries`` is how many times an unsupported answer is sent back before the run ends with
     a plain statement that the tools could not provide it. The note sent back is in the user's
-    language unless ``note_language`` names one ("en" or "zh").
+    language unless ``note_language`` names one ("en" or "zh"). With ``resend_unused`` off, an
+    answer that uses no tool result is not sent back but ends the run at once: a model that
+    answers the note with tools off (as the embedded model does) has nothing new to go on.
     """
 
     retries: int = 1
     note_language: Language | None = None
+    resend_unused: bool = True
 
     def __call__(self, answer: str, messages: Sequence[Mapping[str, Any]]) -> str | Replacement | None:
         facts = unsupported(answer, evidence_of(messages))
-        unused = not facts and draws_on_tools(answer, messages) is False and not declines(answer)
+        drawn = draws_on_tools(answer, messages)
+        unused = not facts and drawn is False and not declines(answer)
         if not facts and not unused:
             return None
         language = user_language(messages)
-        if _rejected(messages) >= self.retries:
+        if _rejected(messages) >= self.retries or not (drawn or self.resend_unused):
             return Replacement(DECLINES[language])  # the unsupported facts are not repeated to the user
         note = self.note_language or language
         if unused:
