@@ -12,7 +12,8 @@ en-notes`` adds, on the Chinese requests, the policy with its notes to the model
 * tool: the expected tool was called with the expected value (the expression evaluates to the
   result, the clock ran in the expected zone, the file tool got the expected file or text);
 * faithful: every number in the answer is written in the request or in a tool result (exactly,
-  rounded to at most two decimals, or as a 12-hour clock hour), and the answer is non-empty;
+  rounded to at most two decimals, or as a 12-hour clock hour; a weekday's name such as 星期二 is
+  not read as a number), and the answer is non-empty;
   for a request no tool can answer, or can answer only in part, the answer must also decline in
   words ("cannot", "don't have", "无法", "没有"...). An answer that only declines counts as faithful.
 
@@ -51,8 +52,12 @@ DECLINE = re.compile(
 _DIGITS = re.compile(r"\d+(?:\.\d+)?")
 
 
+# A day's name (星期二 is Tuesday), not a number.
+_WEEKDAY = re.compile(r"(?:星期|周|礼拜|禮拜)[一二三四五六日天]")
+
+
 def _numbers(text: str) -> set[float]:
-    plain = re.sub(r"(?<=\d),(?=\d{3})", "", text)
+    plain = _WEEKDAY.sub(" ", re.sub(r"(?<=\d),(?=\d{3})", "", text))
     return {abs(float(m)) for m in _DIGITS.findall(plain)} | {abs(n) for n in numbers_in(plain) if n >= 0}
 
 
@@ -125,7 +130,7 @@ def measure(out: Path, start: int, stop: int, arms: list[str]) -> None:
     for name, text in FILES.items():
         (root / name).write_text(text, encoding="utf-8")
     english_notes = LocalModel()
-    english_notes.answer_check = EvidenceCheck(note_language="en")
+    english_notes.answer_check = EvidenceCheck(note_language="en", resend_unused=False)
     models = {
         "on": LocalModel(),
         "off": LocalModel(faithful=False),

@@ -43,10 +43,29 @@ def test_facts_are_found_in_the_user_or_tool_messages() -> None:
     assert unsupported("东京现在是2026年12月1日下午3点04分，星期二。", seen) == []  # 3 pm is 15:04
     assert unsupported("现在是下午三点零四分。", seen) == []
     assert unsupported("The time in Tokyo is 15:04 on Tuesday, December 1, 2026.", seen) == []
-    assert unsupported("东京现在是13时48分，气温22°C。", seen) == ["13", "48", "22°C"]
+    assert unsupported("东京现在是13时48分，气温22°C。", seen) == ["13时48分", "22°C"]
     assert unsupported("北京今天天气晴朗，温度约为二十五度。", seen) == ["二十五"]
     assert unsupported("It is 15:04. Joe Biden says hello.", seen) == ["Joe Biden"]
     assert unsupported("Steps:\n1. read the clock\n2. answer", seen) == []  # list markers are not facts
+
+
+def test_a_time_is_matched_as_a_time_and_a_quantity_not_by_a_clock_reading() -> None:
+    at = {"time": "05:02", "datetime": "2026-12-01T05:02:23+09:00", "utc_offset": "+0900"}
+    seen = evidence_of(
+        [{"role": "user", "content": "现在东京几点了？"}, {"role": "tool", "content": json.dumps(at)}]
+    )
+    assert unsupported("东京现在是05:02。", seen) == []
+    assert unsupported("It is 5:02 am in Tokyo, December 1.", seen) == []
+    assert unsupported("东京现在是早上5点02分。", seen) == []
+    assert unsupported("东京现在是五点零二分。", seen) == []
+    assert unsupported("东京现在是15:02。", seen) == ["15:02"]  # the hour of another reading
+    assert unsupported("东京现在是25时58分。", seen) == ["25时58分"]
+    assert unsupported("东京现在是 9:00。", seen) == ["9:00"]  # the UTC offset is no reading
+    assert unsupported("气温23度，湿度2%。", seen) == ["23", "2%"]  # a second and a minute are no quantities
+    evening = evidence_of([{"role": "tool", "content": '{"time": "20:03"}'}])
+    assert unsupported("It is 20°C and sunny.", evening) == ["20°C"]
+    assert unsupported("It is 8 pm.", evening) == [] and unsupported("现在是晚上8点。", evening) == []
+    assert unsupported("等一点时间。", evening) == []  # "一点" is "a little" as often as one o'clock
 
 
 def test_numbers_are_matched_rounded_and_in_chinese() -> None:
@@ -181,3 +200,52 @@ def test_the_checks_note_is_recognised_and_nothing_else() -> None:
     assert not is_note({"role": "user", "content": note}) and not is_note(
         {"role": "system", "content": "Be brief."}
     )
+
+
+def test_an_answer_that_uses_none_of_the_tool_results_is_sent_back() -> None:
+    from minloop.models.local.evidence import UNUSED, draws_on_tools
+
+    rain = [{"role": "user", "content": "Will it rain in Shanghai tomorrow?"}, *ASKED[1:]]
+    assert draws_on_tools("Yes, it will rain in Shanghai tomorrow.", rain) is False
+    assert EvidenceCheck()("Yes, it will rain in Shanghai tomorrow.", rain) == UNUSED["en"]
+    assert (
+        EvidenceCheck()("上海明天会下雨。", [{"role": "user", "content": "上海明天会下雨吗？"}, *ASKED[1:]])
+        == (UNUSED["zh"])
+    )
+    assert draws_on_tools("东京今天星期二。", ASKED) is True  # Tuesday, in the tool's words
+    assert draws_on_tools("It is Tuesday in Tokyo.", ASKED) is True
+    assert draws_on_tools("东京今天星期三。", ASKED) is False
+    assert draws_on_tools("Team B", [{"role": "user", "content": "Who won?"}]) is None  # no tool ran
+    for honest in ("I don't have weather data, only a clock.", "我没有天气工具，无法回答。", "Which city?"):
+        assert EvidenceCheck()(honest, rain) is None
+
+
+def test_the_note_about_a_wrong_time_quotes_the_tools_reading() -> None:
+    at = {"timezone": "Asia/Tokyo", "date": "2026-12-01", "time": "05:02", "weekday": "Tuesday"}
+    asked = [*ASKED[:2], {"role": "tool", "tool_call_id": "c1", "content": json.dumps(at)}]
+    note = EvidenceCheck()("东京现在是15:02。", asked)
+    assert note == (
+        "你的回答中的 15:02 没有出现在任何工具结果或用户消息中。请只根据工具结果重新回答；"
+        "如果工具结果里没有，请直接说明你没有这些信息，不要猜测。工具结果中的时间是 05:02。"
+    )
+    english = [{"role": "user", "content": "What time is it in Tokyo?"}, *asked[1:]]
+    assert str(EvidenceCheck()("It is 3:02 pm.", english)).endswith(
+        " The tool result gives the time as 05:02."
+    )
+
+
+def test_without_resending_an_answer_that_uses_no_tool_result_is_declined_at_once() -> None:
+    from minloop.models.local import LocalModel
+
+    check = EvidenceCheck(resend_unused=False)
+    assert LocalModel().answer_check == check and LocalModel(faithful=False).answer_check is None
+    rain = [{"role": "user", "content": "Will it rain in Shanghai tomorrow?"}, *ASKED[1:]]
+    decline = Replacement(
+        "I can't answer that reliably: the tools I have did not provide the information it needs."
+    )
+    assert check("Yes, it will rain in Shanghai tomorrow.", rain) == decline
+    assert check("It is 22 C in Shanghai.", rain) == decline  # a fact no tool gave, and nothing a tool gave
+    assert check("It is 22 C.", [{"role": "user", "content": "Weather?"}]) == decline  # no tool ran
+    assert str(check("东京现在是15:04，气温22°C。", ASKED)).startswith(
+        "你的回答中的 22°C"
+    )  # used the clock: once more

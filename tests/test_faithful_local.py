@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from minloop.cli.app import app
+from minloop.language import chinese_number
 
 pytestmark = pytest.mark.local_model
 
@@ -26,3 +27,35 @@ def test_a_weather_question_without_a_weather_tool_is_declined(tmp_path: Path) -
     assert doc["status"] == "success"
     assert re.search(r"无法|没有|不能|抱歉|不知道", answer), answer  # says it cannot tell
     assert not re.search(r"\d|度|晴|雨|云", answer), answer  # and states no weather
+
+
+_CLOCK = r"(?<![\d:+\-])(\d{1,2}):(\d{2})"  # 05:02, 5:02; not a UTC offset (+09:00)
+_SPOKEN = r"(\d{1,2}|[零一二两三四五六七八九十]+)[点點时時](\d{1,2}|[零一二三四五六七八九十]+)分"
+_AFTERNOON = re.compile(r"下午|晚上|傍晚|pm|p\.m\.", re.IGNORECASE)
+
+
+def times_in(answer: str) -> list[tuple[int, int]]:
+    """Every hour and minute an answer states, as written (digits or Chinese numerals)."""
+    found = re.findall(_CLOCK, answer) + re.findall(_SPOKEN, answer)
+    return [(_number(h), _number(m)) for h, m in found]
+
+
+def _number(text: str) -> int:
+    return int(text) if text.isdigit() else int(chinese_number(text) or -1)
+
+
+@pytest.mark.parametrize(
+    ("tools", "hour", "minute"), [("TOKYO_0502", 5, 2), ("TOKYO_1502", 15, 2), ("TOKYO_2338", 23, 38)]
+)
+@pytest.mark.parametrize("prompt", ["现在东京几点了？", "What time is it in Tokyo now?"])
+def test_the_time_in_tokyo_is_tokyos_at_any_hour(
+    tmp_path: Path, prompt: str, tools: str, hour: int, minute: int
+) -> None:
+    # the built-in clock, stopped at an awkward hour in Tokyo (the model once wrote 15:02 for 05:02)
+    doc = run_json(prompt, tmp_path, "--no-builtin", "--tools", f"tests.fixed_clock:{tools}")
+    answer = doc["final_message"]["content"]
+    assert doc["status"] == "success"
+    stated = times_in(answer)
+    assert stated, answer  # gives a time, not a decline
+    pm = bool(_AFTERNOON.search(answer))
+    assert all(m == minute and (h == hour or (pm and h + 12 == hour)) for h, m in stated), answer

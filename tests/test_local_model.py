@@ -210,3 +210,14 @@ def test_a_call_on_invented_values_is_not_made(local: LocalModel) -> None:
     assert "tool_calls" not in answer and isinstance(answer["content"], str) and answer["content"]
     given = ask("My weight is 70 kg and my height is 1.75 m. What is my BMI?", local)
     assert json.loads(given["tool_calls"][0]["function"]["arguments"]) == {"weight": 70, "height": 1.75}
+
+
+@pytest.mark.local_model
+def test_a_call_cut_off_by_the_token_limit_is_not_made() -> None:
+    import asyncio
+
+    request = ModelRequest([{"role": "user", "content": "What is 1234 * 5678?"}], [calculator.spec()], "auto")
+    short = LocalModel(max_tokens=12)  # the call's JSON needs ~20 tokens: its arguments are cut off
+    assert "tool_calls" in asyncio.run(short.plain().call(request)).message  # the bare model makes it anyway
+    answer = asyncio.run(short.call(request)).message
+    assert "tool_calls" not in answer and isinstance(answer["content"], str)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from ..language import resolve_zone
@@ -16,17 +16,22 @@ def current_time(timezone: str = "UTC") -> dict[str, str]:
     Args:
         timezone: IANA time zone name such as "Asia/Shanghai" or "Europe/Paris", or a city or country name.
     """
+    return reading(timezone)
+
+
+def reading(timezone: str, now: datetime | None = None) -> dict[str, str]:
+    """The clock's result for ``timezone`` at ``now`` (an aware datetime; default: the present)."""
     timezone = resolve_zone(timezone) or timezone  # "Tokyo" and "东京" are Asia/Tokyo
     try:
         zone = ZoneInfo(timezone)
     except (ZoneInfoNotFoundError, ValueError):
         raise ValueError(f"unknown time zone {timezone!r}; use an IANA name like 'Europe/Paris'") from None
-    now = datetime.now(zone)
+    local = (now or datetime.now(UTC)).astimezone(zone)
     return {  # date and time spelled out beside the ISO form: a small model copies them, not parses
         "timezone": timezone,
-        "date": now.strftime("%Y-%m-%d"),
-        "time": now.strftime("%H:%M"),
-        "weekday": now.strftime("%A"),
-        "datetime": now.isoformat(timespec="seconds"),
-        "utc_offset": now.strftime("%z"),
+        "date": local.strftime("%Y-%m-%d"),
+        "time": local.strftime("%H:%M"),
+        "weekday": local.strftime("%A"),
+        "datetime": local.isoformat(timespec="seconds"),
+        "utc_offset": local.strftime("%z"),
     }

@@ -57,8 +57,9 @@ class LocalModel:
     ``grounded`` (default on) is its decision policy for tool calls, see ``minloop.models.local.grounding``:
     optional arguments whose values the conversation does not give are dropped (the function's
     default applies), and a call whose *required* values are not in the conversation is not
-    made: the model is asked once more, tools off, for a short answer (``ABSTAIN_TOKENS``):
-    a direct reply, or a request for the missing values. Measured with ``minloop eval bfcl``,
+    made (nor a call cut off by the token limit, whose value ran on past it): the model is asked
+    once more, tools off, for a short answer (``ABSTAIN_TOKENS``): a direct reply, or a request
+    for the missing values. Measured with ``minloop eval bfcl``,
     this is what makes a 0.5B model abstain when no offered tool serves the request. ``gate``
     (off) is the older relevance gate, see ``relevance``. ``parallel`` lets one decision hold
     several calls (``{"calls": [...]}``). A typed answer (``ModelRequest.output_schema``) is
@@ -72,8 +73,9 @@ class LocalModel:
     so a new process with the same tools skips them (``minloop.models.local.prefix_cache``).
 
     ``faithful`` (default on) holds answers to the
-    evidence: ``answer_check`` is ``minloop.models.local.evidence.EvidenceCheck``, which a ``Loop`` uses unless
-    ``Controls(answer_check=...)`` names another, and grounding maps argument values onto their
+    evidence: ``answer_check`` is ``minloop.models.local.evidence.EvidenceCheck`` (an answer that uses
+    no tool result is declined at once, since the second try has tools off), which a ``Loop`` uses
+    unless ``Controls(answer_check=...)`` names another, and grounding maps argument values onto their
     parameter's vocabulary (the time zone of "东京"). ``honest`` (off) adds one
     sentence to the format instruction, in the user's language: state only facts the user or a
     tool gave, and say what is missing when no tool provides it. Measured on
@@ -116,7 +118,8 @@ class LocalModel:
         self.prefix_cache = prefix_cache
         self.faithful = faithful
         self.honest = honest
-        self.answer_check: EvidenceCheck | None = EvidenceCheck() if faithful else None
+        # its second try has tools off, so an answer that used no tool result is declined at once
+        self.answer_check: EvidenceCheck | None = EvidenceCheck(resend_unused=False) if faithful else None
 
     def plain(self) -> LocalModel:
         """This model without minloop's decision policy (no grounding, gate, evidence check or tool
@@ -164,6 +167,8 @@ class LocalModel:
         message, missing = ground_calls(
             response.message, request.tools, request.messages, resolve=self.faithful
         )
+        if reply["choices"][0].get("finish_reason") == "length":  # cut off mid-value: a runaway invention
+            missing = {call["function"]["name"]: ["arguments"] for call in message["tool_calls"]}
         if not missing:
             return replace(response, message=message)
         # A call resting on invented values is not made: the model answers, told what is missing.

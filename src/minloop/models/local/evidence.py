@@ -4,36 +4,74 @@
 answer states (numbers, quantities, dates and times, in digits or Chinese numerals, and
 multi-word names such as "Joe Biden") and looks for each in the user's and the tools' messages.
 An answer whose facts are all found passes. Otherwise the check rejects it with a note naming
-what is unsupported, in the user's language, and the model answers once more (the embedded
-model with tools off and a short answer, see ``is_note``); if that answer
-is still unsupported, the run ends with a plain statement that the tools could not provide it
-(``Replacement``), never with the invented facts.
+what is unsupported, in the user's language (for a wrong time, the note quotes the tool's
+reading), and the model answers once more (the embedded model with tools off and a short
+answer, see ``is_note``); if that answer is still unsupported, the run ends with a plain
+statement that the tools could not provide it (``Replacement``), never with the invented facts.
+
+An answer given after tools ran must also use them: when it states nothing that only a tool
+result gave (a number, a word or a weekday no user message has) and neither says it cannot
+answer nor asks something back, it is sent back the same way ("Yes, it will rain in Shanghai
+tomorrow" after a clock reading). An answer given without any tool is held to its facts only,
+so chit-chat passes.
 
 What counts as found, deliberately lenient so that honest answers pass:
 
-* a number equal to one in the evidence, or to it rounded (3.14 for 3.14159, 700万 for
-  7006652 within 0.5%), a 12-hour clock hour (3 for 15), 0, 1 and list markers ("1.");
+* a time (05:02, 3 pm, 下午3点04分) when its hour and minute are those of a clock reading in the
+  evidence (the hour also in 12-hour form: 3 for 15); a UTC offset (+09:00) is no reading;
+* any other number equal to one in the evidence outside clock readings (so the "20" of a 20:03
+  reading supports neither "20°C" nor "20%"), or to it rounded (3.14 for 3.14159, 700万 for
+  7006652 within 0.5%); a bare number may name a reading's hour; 0, 1 and list markers ("1.");
 * a name when most of its words appear in the evidence (or name the same time zone).
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 from ...decision import Replacement
-from ...language import Language, numbers_in, user_language
+from ...language import Language, chinese_number, numbers_in, user_language
 from .grounding import Evidence
 
-__all__ = ["HONESTY", "EvidenceCheck", "evidence_of", "is_note", "unsupported"]
+__all__ = [
+    "HONESTY",
+    "EvidenceCheck",
+    "declines",
+    "draws_on_tools",
+    "evidence_of",
+    "is_note",
+    "readings",
+    "tool_values",
+    "unsupported",
+]
 
 _FACT = re.compile(
     r"(?<![A-Za-z0-9_.])\d[\d,]*(?:\.\d+)?(?:\s?(?:°[CF]?|℃|%|％|[万亿千百]+|[a-zA-Z]{1,3}\b))?"
     r"|(?<![\d.])[零〇一二两三四五六七八九十百千万亿]{2,}(?:点[零〇一二三四五六七八九]+)?"
 )
 _LIST_MARKER = re.compile(r"^\s*(\d{1,2})[.)]\s", re.MULTILINE)
+_CN_NUMERAL = "[零〇一二两三四五六七八九十]"
+_TIME = re.compile(  # 05:02, 5:02:23, 3 pm, 下午3点04分, 三点零四分; not a UTC offset (+09:00)
+    r"(?<![\d:+\-])(\d{1,2}):(\d{2})(?::\d{2})?(?!\d)"
+    r"|\b(\d{1,2})\s*(?:am|pm|a\.m\.|p\.m\.|o'clock)(?![a-z])"
+    rf"|(\d{{1,2}}|{_CN_NUMERAL}{{1,3}})\s*[点點时時](?:\s*(\d{{1,2}}|{_CN_NUMERAL}{{1,4}})\s*分|(?![\d零〇一二两三四五六七八九]))",
+    re.IGNORECASE,
+)
+_DECLINE = re.compile(
+    r"can't|cannot|can not|unable|(?:don't|do not|does not|doesn't) (?:have|know|provide|include|contain)|"
+    r"not (?:able|available|sure|provided)|no (?:tool|access|way|information|data)|sorry|couldn't|could not|"
+    r"无法|不能|没有|抱歉|不知道|不清楚|暂无|未提供|不提供|不支持|不确定",
+    re.IGNORECASE,
+)
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "sunday")
+_CN_DAYS = "一二三四五六日天"
+_CN_WEEKDAY = re.compile(rf"(?:星期|周|礼拜|禮拜)([{_CN_DAYS}])")
+_HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
 _NAME = re.compile(r"\b[A-Z][a-z]+(?:\s+(?:[A-Z][a-z]+|[A-Z]\.))+")
 _LEADING = frozenset({
     "The", "A", "An", "In", "On", "At", "It", "I", "This", "That", "These", "Those", "My", "Your", "Our", "Their",
@@ -57,6 +95,21 @@ HONESTY: dict[Language, str] = {
     ),
     "zh": "只陈述用户或工具结果给出的事实。如果没有工具能提供用户要的信息，请直接说明，并指出缺少什么。",
 }
+UNUSED: dict[Language, str] = {
+    "en": (
+        "Your answer uses nothing the tool results say. Answer again from the tool results only. If they do "
+        "not give what the user asked for, say plainly that you do not have that information and name what "
+        "is missing; do not guess."
+    ),
+    "zh": (
+        "你的回答没有用到任何工具结果。请只根据工具结果重新回答；如果工具结果里没有用户要的信息，"
+        "请直接说明你没有这些信息，并指出缺少什么，不要猜测。"
+    ),
+}
+READING: dict[Language, str] = {
+    "en": " The tool result gives the time as {times}.",
+    "zh": "工具结果中的时间是 {times}。",
+}
 DECLINES: dict[Language, str] = {
     "en": "I can't answer that reliably: the tools I have did not provide the information it needs.",
     "zh": "我无法可靠地回答这个问题：现有工具没有提供所需的信息。",
@@ -70,14 +123,30 @@ def evidence_of(messages: Sequence[Mapping[str, Any]]) -> Evidence:
 
 
 def unsupported(answer: str, evidence: Evidence) -> list[str]:
-    """The facts ``answer`` states that ``evidence`` does not give, as written, without repeats."""
-    markers = {m.start(1) for m in _LIST_MARKER.finditer(answer)}
+    """The facts ``answer`` states that ``evidence`` does not give, as written, without repeats.
+
+    A time is compared as a time: its hour and minute with the clock readings in the evidence
+    (a 12-hour "3 pm" for 15:00 too). Any other number is compared with the evidence's numbers
+    outside clock readings, so the "20" of a 20:03 reading supports neither "20°C" nor "20%";
+    a bare number may still name a reading's hour.
+    """
+    hours, minutes = _readings(evidence.text)
+    known = [abs(n) for n in numbers_in(_TIME.sub(" ", evidence.text))]
     facts: dict[str, None] = {}
-    for match in _FACT.finditer(answer):
+    for match in _TIME.finditer(answer):
+        if match.group() in ("一点", "一點"):
+            continue  # as often "a little" as one o'clock
+        hour, minute = _time_of(match)
+        if hour is None or not (_hour_in(hour, hours) and (minute is None or minute in minutes)):
+            facts.setdefault(match.group().strip())
+    rest = _TIME.sub(lambda m: " " * len(m.group()), answer)  # positions kept for the list markers
+    markers = {m.start(1) for m in _LIST_MARKER.finditer(rest)}
+    for match in _FACT.finditer(rest):
         values = [abs(v) for v in numbers_in(match.group())]
         if match.start() in markers or not values:
             continue
-        if not _supported(max(values), _tolerance(match.group(), max(values)), evidence):
+        value, unit = max(values), bool(re.search(r"\D\s*$", match.group().strip()))
+        if not _supported(value, _tolerance(match.group(), value), known, set() if unit else hours):
             facts.setdefault(match.group().strip())
     for match in _NAME.finditer(answer):
         words = match.group().split()
@@ -85,6 +154,33 @@ def unsupported(answer: str, evidence: Evidence) -> list[str]:
         if len(words) >= 2 and not evidence.has(" ".join(words)):
             facts.setdefault(" ".join(words))
     return list(facts)
+
+
+def readings(text: str) -> list[str]:
+    """The clock readings in a text, as "HH:MM", without repeats."""
+    found = (_time_of(m) for m in _TIME.finditer(text))
+    return list(dict.fromkeys(f"{h:02d}:{m:02d}" for h, m in found if h is not None and m is not None))
+
+
+def _readings(text: str) -> tuple[set[int], set[int]]:
+    times = [_time_of(m) for m in _TIME.finditer(text)]
+    return {h for h, _ in times if h is not None}, {m for _, m in times if m is not None}
+
+
+def _time_of(match: re.Match[str]) -> tuple[int | None, int | None]:
+    """The hour and minute a time states (``None`` for what it leaves out or cannot be read)."""
+    hour_text = match.group(1) or match.group(3) or match.group(4)
+    minute_text = match.group(2) or match.group(5)
+    return _integer(hour_text), _integer(minute_text) if minute_text else None
+
+
+def _integer(text: str) -> int | None:
+    value = float(text) if text.isdigit() else chinese_number(text)
+    return int(value) if value is not None else None
+
+
+def _hour_in(hour: int, hours: set[int]) -> bool:
+    return hour in hours or (1 <= hour <= 12 and hour + 12 in hours)
 
 
 def _tolerance(written: str, value: float) -> float:
@@ -96,13 +192,11 @@ def _tolerance(written: str, value: float) -> float:
     return max(unit, 0.005 * value) if 0 < significant <= 3 or not digits else unit
 
 
-def _supported(value: float, tolerance: float, evidence: Evidence) -> bool:
-    if value in (0.0, 1.0):
+def _supported(value: float, tolerance: float, known: list[float], hours: set[int]) -> bool:
+    """A number found among ``known`` (within ``tolerance``), or naming one of the clock ``hours``."""
+    if value in (0.0, 1.0) or any(abs(value - n) <= tolerance for n in known):
         return True
-    known = [abs(n) for n in evidence.numbers]
-    if any(abs(value - n) <= tolerance for n in known):
-        return True
-    return value.is_integer() and 1 <= value <= 12 and (value + 12) in known  # 3 o'clock for 15:00
+    return value.is_integer() and bool(hours) and _hour_in(int(value), hours)
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,28 +205,95 @@ class EvidenceCheck:
 
     ``retries`` is how many times an unsupported answer is sent back before the run ends with
     a plain statement that the tools could not provide it. The note sent back is in the user's
-    language unless ``note_language`` names one ("en" or "zh").
+    language unless ``note_language`` names one ("en" or "zh"). With ``resend_unused`` off, an
+    answer that uses no tool result is not sent back but ends the run at once: a model that
+    answers the note with tools off (as the embedded model does) has nothing new to go on.
     """
 
     retries: int = 1
     note_language: Language | None = None
+    resend_unused: bool = True
 
     def __call__(self, answer: str, messages: Sequence[Mapping[str, Any]]) -> str | Replacement | None:
         facts = unsupported(answer, evidence_of(messages))
-        if not facts:
+        drawn = draws_on_tools(answer, messages)
+        unused = not facts and drawn is False and not declines(answer)
+        if not facts and not unused:
             return None
         language = user_language(messages)
-        if _rejected(messages) >= self.retries:
+        if _rejected(messages) >= self.retries or not (drawn or self.resend_unused):
             return Replacement(DECLINES[language])  # the unsupported facts are not repeated to the user
         note = self.note_language or language
-        return NOTES[note].format(facts=_SEPARATOR[note].join(facts[:5]))
+        if unused:
+            return UNUSED[note]
+        times = readings(tool_values(messages) or "")
+        hint = (
+            READING[note].format(times=", ".join(times[:3]))
+            if times and any(map(_TIME.search, facts))
+            else ""
+        )
+        return NOTES[note].format(facts=_SEPARATOR[note].join(facts[:5])) + hint
 
 
 def is_note(message: Mapping[str, Any]) -> bool:
     """Whether ``message`` is the check's note sending an unsupported answer back."""
     content = message.get("content")
-    starts = (note.split("{facts}")[0] for note in NOTES.values())
+    starts = [note.split("{facts}")[0] for note in NOTES.values()] + list(UNUSED.values())
     return message.get("role") != "user" and isinstance(content, str) and content.startswith(tuple(starts))
+
+
+def declines(answer: str) -> bool:
+    """Whether an answer says it cannot answer, or asks the user something back."""
+    return bool(_DECLINE.search(answer)) or answer.rstrip().endswith(("?", "？"))
+
+
+def draws_on_tools(answer: str, messages: Sequence[Mapping[str, Any]]) -> bool | None:
+    """Whether ``answer`` states something only the tool results since the user last spoke gave:
+    a number, a word or a weekday that no user message has. ``None`` when no tool ran."""
+    tools = tool_values(messages)
+    if tools is None:
+        return None
+    user = "\n".join(str(m.get("content")) for m in messages if m.get("role") == "user")
+    said, given = numbers_in(user), numbers_in(tools)
+    for value in numbers_in(_LIST_MARKER.sub(" ", answer)):
+        if value not in (0.0, 1.0) and _among(value, given) and not _among(value, said):
+            return True
+    words = set(_terms(answer)) | {_WEEKDAYS[_CN_DAYS.index(d)] for d in _CN_WEEKDAY.findall(answer)}
+    return bool(words & (set(_terms(tools)) - set(_terms(user))))
+
+
+def tool_values(messages: Sequence[Mapping[str, Any]]) -> str | None:
+    """The values (not the keys) of the tool results since the user last spoke; ``None`` when none."""
+    found: list[str] = []
+    for message in reversed(messages):
+        if message.get("role") == "user":
+            break
+        if message.get("role") == "tool":
+            try:
+                found.extend(_values(json.loads(str(message.get("content")))))
+            except ValueError:
+                found.append(str(message.get("content")))
+    return "\n".join(found) if found else None
+
+
+def _values(data: Any) -> list[str]:
+    if isinstance(data, dict):
+        return [v for key, item in data.items() if key != "trace_id" for v in _values(item)]
+    if isinstance(data, list):
+        return [v for item in data for v in _values(item)]
+    return [str(data)]
+
+
+def _terms(text: str) -> list[str]:
+    """Words of three letters or more, and pairs of neighbouring Chinese characters."""
+    lowered = text.lower()
+    return re.findall(r"[a-z]{3,}", lowered) + [
+        a + b for run in _HAN.findall(lowered) for a, b in pairwise(run)
+    ]
+
+
+def _among(value: float, numbers: Sequence[float]) -> bool:
+    return any(abs(value - n) <= 1e-9 * max(1.0, abs(n)) for n in numbers)
 
 
 def _rejected(messages: Sequence[Mapping[str, Any]]) -> int:
