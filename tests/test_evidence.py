@@ -249,3 +249,24 @@ def test_without_resending_an_answer_that_uses_no_tool_result_is_declined_at_onc
     assert str(check("东京现在是15:04，气温22°C。", ASKED)).startswith(
         "你的回答中的 22°C"
     )  # used the clock: once more
+
+
+def test_the_trace_id_in_a_tool_result_is_no_evidence() -> None:
+    # A trace id stamps every tool result with the hour and random hex: "22" in it is no temperature.
+    messages = [
+        {"role": "user", "content": "What's the weather in Beijing?"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "current_time", "arguments": "{}"}}
+            ],
+        },
+        {
+            "role": "tool",
+            "tool_call_id": "c1",
+            "content": '{"datetime": "2026-11-30T09:15:00+08:00", "trace_id": "trc_261130222233_a22b22"}',
+        },
+    ]
+    assert unsupported("It is sunny and 22 C.", evidence_of(messages)) == ["22 C"]
+    assert unsupported("It is 09:15.", evidence_of(messages)) == []

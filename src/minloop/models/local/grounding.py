@@ -44,6 +44,7 @@ __all__ = ["Evidence", "ground_calls", "prune", "resolve_values", "ungrounded"]
 _WORD = re.compile(r"[a-z0-9]+")
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
 _DECIMAL = re.compile(r"\d+(?:\.\d+)?")
+_TRACE_ID = re.compile(r"trc_\d{12}_[0-9a-f]{6}")  # the loop's own stamp in every tool result, not a fact
 _STOP = frozenset(
     [
         "a",
@@ -113,7 +114,7 @@ class Evidence:
                 continue
             content = message.get("content")
             parts.append(content if isinstance(content, str) else json.dumps(content, ensure_ascii=False))
-        return cls("\n".join(parts))
+        return cls(_TRACE_ID.sub("trc", "\n".join(parts)))
 
     def has(self, value: Any) -> bool:
         """Whether ``value`` is found in the conversation (the rules are in the module docstring)."""
