@@ -83,5 +83,7 @@ def eval_bfcl_command(
     console.print(table(f"minloop loop (max_steps={max_steps}) · {llm.name}", report.scores["loop"]))
     if raw:
         console.print(
-            table(f"raw baseline (one call: no loop controls, no grounding) · {llm.name}", report.scores["raw"])
+            table(
+                f"raw baseline (one call: no loop controls, no grounding) · {llm.name}", report.scores["raw"]
+            )
         )
