@@ -1,6 +1,6 @@
 """The embedded model's decisions at real menu sizes, with and without tool selection.
 
-    flock /tmp/minloop-cpu.lock .venv/bin/python benchmarks/menu_sizes.py [--items 20] [--full 2] [--out decisions.jsonl]
+    flock /tmp/minloop-cpu.lock .venv/bin/python benchmarks/menu_sizes.py [--items 20] [--full 2] [--sizes 5,20,50] [--out decisions.jsonl]
 
 Menus are built from BFCL's non-live categories (never the live ones): each request's own
 functions plus distractor functions drawn from other items (a fixed seed per item), up to 5,
@@ -99,6 +99,9 @@ def main() -> None:
     parser.add_argument(
         "--full", type=int, default=2, help="requests decided on 20/50 tools without selection"
     )
+    parser.add_argument(
+        "--sizes", default=",".join(map(str, SIZES)), help="menu sizes, comma-separated (default 5,20,50)"
+    )
     parser.add_argument("--out", help="write one JSON line per decision here")
     args = parser.parse_args()
 
@@ -110,7 +113,7 @@ def main() -> None:
     wide = LocalModel(select_above=None, prefix_cache=False, n_ctx=8192)
     selected.load()
     configs: list[tuple[str, LocalModel, int | None, int]] = [("own functions only", whole, None, len(items))]
-    for size in SIZES:
+    for size in (int(s) for s in args.sizes.split(",")):
         configs.append((f"{size} tools, selection", selected, size, len(items)))
         full = len(items) if size <= 5 else args.full
         configs.append((f"{size} tools, whole menu", whole if size <= 20 else wide, size, full))

@@ -229,3 +229,30 @@ def test_minloop_eval_bfcl_prints_both_tables(check: Any, monkeypatch: pytest.Mo
         and "raw baseline (one call: no loop controls, no grounding) · oracle" in out
     )
     assert out.count("100.0%") == 12  # 5 categories + all, twice
+
+
+def test_a_spread_sample_spaces_items_over_the_whole_category() -> None:
+    whole = [i.id for i in load_items("irrelevance")]
+    spread = [i.id for i in load_items("irrelevance", 4, spread=True)]
+    step = len(whole) / 4
+    assert spread == [whole[int(k * step)] for k in range(4)] and spread[0] == whole[0]
+    assert [i.id for i in load_items("irrelevance", 4)] == whole[:4]
+    assert [i.id for i in load_items("irrelevance", len(whole) + 5, spread=True)] == whole
+    answers = load_items("simple_python", 3, spread=True)
+    assert all(item.answer for item in answers)  # each item keeps its own possible answer
+
+
+def test_minloop_eval_bfcl_spread_without_the_raw_arm(check: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from minloop.cli.app import app
+
+    items = load_items("simple_python", 3, spread=True)
+    monkeypatch.setattr(
+        "minloop.cli.eval.build_model", lambda *a, **k: oracle(items, fix_after_feedback=False)
+    )
+    args = ["eval", "bfcl", "--limit", "3", "--spread", "--no-raw", "--categories", "simple_python"]
+    done = CliRunner().invoke(app, [*args, "--model", "oracle"])
+    assert done.exit_code == 0, done.output
+    assert "minloop loop (max_steps=3) · oracle" in done.output and "raw baseline" not in done.output
+    assert done.output.count("100.0%") == 2  # simple_python and all, loop arm only

@@ -124,6 +124,27 @@ def test_several_calls_in_one_decision() -> None:
     }
 
 
+BROKEN_CALL = [
+    {"role": "user", "content": "What is 2 * 3?"},
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": "call_1_0", "type": "function", "function": {"name": "calculator", "arguments": '{"ex'}}
+        ],
+    },
+    {"role": "tool", "tool_call_id": "call_1_0", "content": '{"code": "ERR_TOOL_ARGS_INVALID"}'},
+]
+
+
+def test_a_call_cut_off_mid_arguments_reaches_the_runtime_as_json() -> None:
+    body = LocalModel(constrain=False).body(ModelRequest(BROKEN_CALL, [calculator.spec()]))
+    (call,) = body["messages"][1]["tool_calls"]
+    assert call["function"]["arguments"] == '"{\\"ex"' and json.loads(call["function"]["arguments"]) == '{"ex'
+    assert body["messages"][0] == BROKEN_CALL[0] and body["messages"][2] == BROKEN_CALL[2]
+    assert BROKEN_CALL[1]["tool_calls"][0]["function"]["arguments"] == '{"ex'  # the request is unchanged
+
+
 # -- real runs on the bundled model (temperature 0) ------------------------------------------
 
 
@@ -159,6 +180,14 @@ def test_later_steps_reuse_the_kv_cache(local: LocalModel) -> None:
     assert result.status == "success"
     second = result.steps[1].usage
     assert second.evaluated_tokens is not None and second.evaluated_tokens < second.prompt_tokens / 2
+
+
+@pytest.mark.local_model
+def test_the_model_is_called_again_after_a_call_cut_off_mid_arguments(local: LocalModel) -> None:
+    import asyncio
+
+    response = asyncio.run(local.call(ModelRequest(BROKEN_CALL, [calculator.spec()], "auto")))
+    assert response.message["role"] == "assistant"
 
 
 @pytest.mark.local_model

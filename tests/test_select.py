@@ -72,6 +72,12 @@ def test_at_most_limit_tools_and_the_kept_ones_always() -> None:
     assert names(kept.tools) == ["get_weather"]
 
 
+def test_tools_far_below_the_best_match_are_not_shown() -> None:
+    messages = user("Translate the subject line of my email to French")
+    assert names(select_tools(MENU, messages).tools) == ["send_email"]  # translate_text scores 0.42 of it
+    assert names(select_tools(MENU, messages, ratio=0.3).tools) == ["send_email", "translate_text"]
+
+
 def test_nothing_in_common_selects_nothing() -> None:
     chosen = select_tools(MENU, user("Write me a haiku about autumn leaves."))
     assert chosen.tools == [] and not chosen.found and chosen.comparable

@@ -37,6 +37,10 @@ CATEGORIES_HELP = (
 
 def eval_bfcl_command(
     limit: Annotated[int, typer.Option(min=1, help="Items per category (the first N).")] = 50,
+    spread: Annotated[
+        bool, typer.Option("--spread", help="Take the N items evenly spaced over each category.")
+    ] = False,
+    raw: Annotated[bool, typer.Option(help="Also score the raw one-call baseline.")] = True,
     model: Annotated[
         str, typer.Option(help="'local' (embedded 0.5B), 'local-1.5b', or a remote model name.")
     ] = "local",
@@ -59,7 +63,14 @@ def eval_bfcl_command(
         plain = getattr(llm, "plain", None)
         report = asyncio.run(
             evaluate(
-                llm, chosen, limit, max_steps, on_category=progress, raw=plain() if callable(plain) else None
+                llm,
+                chosen,
+                limit,
+                max_steps,
+                on_category=progress,
+                raw=plain() if callable(plain) else None,
+                spread=spread,
+                arms=("loop", "raw") if raw else ("loop",),
             )
         )
     except MinloopError as exc:
@@ -70,6 +81,9 @@ def eval_bfcl_command(
             "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in report.rows), encoding="utf-8"
         )
     console.print(table(f"minloop loop (max_steps={max_steps}) · {llm.name}", report.scores["loop"]))
-    console.print(
-        table(f"raw baseline (one call: no loop controls, no grounding) · {llm.name}", report.scores["raw"])
-    )
+    if raw:
+        console.print(
+            table(
+                f"raw baseline (one call: no loop controls, no grounding) · {llm.name}", report.scores["raw"]
+            )
+        )

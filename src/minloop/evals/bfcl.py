@@ -87,8 +87,11 @@ def data_dir() -> Path:
     return Path(bfcl_eval.__file__).parent / "data"
 
 
-def load_items(category: str, limit: int | None = None, data: Path | None = None) -> list[Item]:
-    """The first ``limit`` items of a category, with their possible answers."""
+def load_items(
+    category: str, limit: int | None = None, data: Path | None = None, *, spread: bool = False
+) -> list[Item]:
+    """The first ``limit`` items of a category, with their possible answers; with ``spread``,
+    ``limit`` items evenly spaced over the whole category (the first item included)."""
     if category not in CATEGORIES + HELD_OUT:
         raise MinloopError(
             f"BFCL category {category!r} is not evaluated here; choose from "
@@ -100,7 +103,9 @@ def load_items(category: str, limit: int | None = None, data: Path | None = None
         category,
         data,
     )
-    questions = _jsonl(path, limit)
+    questions = _jsonl(path, None if spread else limit)
+    if spread and limit is not None and limit < len(questions):
+        questions = [questions[i * len(questions) // limit] for i in range(limit)]
     answers = {}
     if "irrelevance" not in category:
         answers = {a["id"]: a["ground_truth"] for a in _jsonl(data / "possible_answer" / path.name)}

@@ -122,18 +122,22 @@ async def evaluate(
     max_steps: int = 3,
     on_category: Callable[[str, Arm, CategoryScore], None] | None = None,
     raw: Model | None = None,
+    *,
+    spread: bool = False,
+    arms: tuple[Arm, ...] = ("loop", "raw"),
 ) -> Report:
-    """Score both arms on each category (the first ``limit`` items of each). The raw arm calls
-    ``raw`` (default: ``model``): for the embedded model, the same weights without minloop's
-    decision policy (``LocalModel.plain()``)."""
+    """Score the arms on each category (the first ``limit`` items of each; with ``spread``,
+    ``limit`` items spaced evenly over the category). The raw arm calls ``raw`` (default:
+    ``model``): for the embedded model, the same weights without minloop's decision policy
+    (``LocalModel.plain()``)."""
     check = load_checker()
     load = getattr(model, "load", None)
     if callable(load):
         await asyncio.to_thread(load)  # weights load outside the timed items
     report = Report(max_steps)
     for category in categories:
-        items = load_items(category, limit)
-        for arm in ("loop", "raw"):
+        items = load_items(category, limit, spread=spread)
+        for arm in arms:
             chosen = model if arm == "loop" else raw or model
             scored = await run_arm(arm, chosen, items, max_steps, check, report.rows)  # type: ignore[arg-type]
             report.scores[arm].append(scored)  # type: ignore[index]

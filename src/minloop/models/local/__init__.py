@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import json
 import os
 import threading
 from collections.abc import AsyncIterator, Sequence
@@ -246,7 +247,11 @@ class LocalModel:
 
     def body(self, request: ModelRequest) -> dict[str, Any]:
         """The runtime's chat-completion request for a ``ModelRequest``."""
-        body: dict[str, Any] = {"messages": list(request.messages), **self.sampling, "cache_prompt": True}
+        body: dict[str, Any] = {
+            "messages": _renderable(request.messages),
+            **self.sampling,
+            "cache_prompt": True,
+        }
         answer = answer_schema(request.output_schema)
         if request.tools:
             body["tools"] = list(request.tools)
@@ -280,6 +285,35 @@ class LocalModel:
                 template = str(get(server, "/props").get("chat_template"))
                 _CACHES[key] = PrefixCache(prefix_dir(), model_identity(Path(path), template))
             return _CACHES[key]
+
+
+def _renderable(messages: Sequence[Message]) -> list[Message]:
+    """The messages, with call arguments that are not JSON (a reply cut off mid-call) given to the
+    runtime as a JSON string: its template parses every call's arguments and refuses the request
+    otherwise."""
+    out = []
+    for message in messages:
+        calls = message.get("tool_calls") or []
+        if any(not _is_json(c.get("function", {}).get("arguments")) for c in calls):
+            calls = [_quoted(c) for c in calls]
+            message = {**message, "tool_calls": calls}
+        out.append(message)
+    return out
+
+
+def _quoted(call: dict[str, Any]) -> dict[str, Any]:
+    fn = call.get("function", {})
+    if _is_json(fn.get("arguments")):
+        return call
+    return {**call, "function": {**fn, "arguments": json.dumps(str(fn.get("arguments") or ""))}}
+
+
+def _is_json(text: Any) -> bool:
+    try:
+        json.loads(text or "{}")
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def _with_instruction(messages: list[Message], parallel: bool, honesty: str | None = None) -> list[Message]:
