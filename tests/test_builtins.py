@@ -83,6 +83,20 @@ def test_list_files_counts_real_files(tree: Path) -> None:
     }
 
 
+def test_list_files_lists_the_ten_largest_and_counts_them_all(tmp_path: Path) -> None:
+    for i in range(12):
+        (tmp_path / f"m{i:02d}.py").write_text("x" * (i + 1))
+    code, body = call(file_tools(tmp_path), "list_files", pattern="*.py")
+    assert code is None
+    assert body == {
+        "count": 12,
+        "largest": {"path": "m11.py", "bytes": 12},
+        "total_bytes": sum(range(1, 13)),
+        "files": [{"path": f"m{i:02d}.py", "bytes": i + 1} for i in range(11, 1, -1)],
+        "truncated": True,
+    }
+
+
 def test_read_and_search(tree: Path) -> None:
     tools = file_tools(tree)
     assert call(tools, "read_file", path="notes.md")[1] == {

@@ -15,7 +15,8 @@ from typing import Any
 
 from ..tools import Tool, tool
 
-MAX_LISTED = 25
+# list_files shows the largest 10: with 25, the 0.5B model named a file further down as the largest.
+MAX_LISTED = 10
 MAX_READ = 20_000
 MAX_MATCHES = 50
 
