@@ -15,8 +15,9 @@ from typing import Any
 
 from ..tools import Tool, tool
 
-# list_files shows the largest 10: with 25, the 0.5B model named a file further down as the largest.
-MAX_LISTED = 10
+# list_files shows the 5 largest: with 25 the 0.5B model named a file further down as the largest,
+# with 10 it once left out which file is the largest.
+MAX_LISTED = 5
 MAX_READ = 20_000
 MAX_MATCHES = 50
 
