@@ -65,7 +65,7 @@ def seal(
     if is_error:
         core = {k: body[k] for k in _ENVELOPE if k in body}
         return _fit(body, max_chars, scrub) or _fit(core, max_chars, scrub) or to_json(scrub(core))
-    plain = to_json(body)
+    plain = whole = to_json(body)
     head, cut = body, False
     if len(plain) > max_chars + _MARGIN:  # only then can a cut before redacting save time
         head, _, cut = _head(body, max_chars + _MARGIN)
@@ -76,7 +76,7 @@ def seal(
         text = to_json(scrub(body))
     if len(text) <= max_chars:
         return text
-    return _truncated(text, len(to_json(body)), trace_id, max_chars)
+    return _truncated(text, len(whole), trace_id, max_chars)
 
 
 def _same(value: Any) -> Any:

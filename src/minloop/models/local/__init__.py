@@ -23,7 +23,7 @@ from typing import Any
 
 from ...guard import ensure_not_in_tool
 from ...language import user_language
-from ...messages import Message
+from ...messages import Message, loads
 from ...streaming import TextDelta
 from ..base import ModelRequest, ModelResponse, Usage
 from .decoding import (
@@ -310,8 +310,8 @@ def _quoted(call: dict[str, Any]) -> dict[str, Any]:
 
 def _is_json(text: Any) -> bool:
     try:
-        json.loads(text or "{}")
-    except (TypeError, ValueError):
+        loads(text or "{}")
+    except (TypeError, ValueError, RecursionError):
         return False
     return True
 
