@@ -7,7 +7,10 @@ Runs every request of ``faithful_set.py`` (64, half Chinese) through ``Loop`` wi
 built-in tools over a small fixture folder, once with ``LocalModel()`` (the evidence check and
 value resolution on) and once with ``LocalModel(faithful=False)``, one after the other per
 request (the order alternates; one untimed request first fills the KV cache). ``--arms
-en-notes`` adds, on the Chinese requests, the policy with its notes to the model in English. Each run is judged by rules independent of the policy's own check:
+en-notes`` adds, on the Chinese requests, the policy with its notes to the model in English;
+``--arms uncut`` the policy with an equal evidence check named in ``Controls``, so the model
+does not stop an answer at its first unsupported sentence (the same outcome, the whole answer
+generated). Each run is judged by rules independent of the policy's own check:
 
 * tool: the expected tool was called with the expected value (the expression evaluates to the
   result, the clock ran in the expected zone, the file tool got the expected file or text);
@@ -36,7 +39,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))
 from faithful_set import CLAIMS, FILES, ITEMS, Expected
 
-from minloop import Loop, RunResult, ToolCall
+from minloop import Controls, Loop, RunResult, ToolCall
 from minloop.builtins import default_tools
 from minloop.builtins.calculator import evaluate
 from minloop.language import numbers_in
@@ -119,9 +122,11 @@ def faithful(row: dict[str, Any]) -> bool:
     return bool(DECLINE.search(answer)) or (row["group"] == "mixed" and not CLAIMS.search(answer))
 
 
-def run_item(model: LocalModel, root: Path, request: str) -> tuple[RunResult, float]:
+def run_item(
+    model: LocalModel, root: Path, request: str, controls: Controls | None = None
+) -> tuple[RunResult, float]:
     started = time.perf_counter()
-    result = Loop(model, default_tools(root), max_steps=6).run_sync(request)
+    result = Loop(model, default_tools(root), max_steps=6, controls=controls or Controls()).run_sync(request)
     return result, time.perf_counter() - started
 
 
@@ -135,7 +140,10 @@ def measure(out: Path, start: int, stop: int, arms: list[str]) -> None:
         "on": LocalModel(),
         "off": LocalModel(faithful=False),
         "en-notes": english_notes,
+        "uncut": LocalModel(),
     }
+    # the loop applies an equal check of its own: the model cannot tell it is its own and lets answers run
+    uncut = Controls(answer_check=EvidenceCheck(resend_unused=False))
     models["on"].load()
     run_item(models["on"], root, "What is 2 + 2?")  # untimed: the first prompt fills the KV cache
     for index in range(start, min(stop, len(ITEMS))):
@@ -143,7 +151,7 @@ def measure(out: Path, start: int, stop: int, arms: list[str]) -> None:
         order = arms if index % 2 == 0 else arms[::-1]  # neither arm always goes first
         for arm in order if language == "zh" else [a for a in order if a != "en-notes"]:
             model = models[arm]
-            result, seconds = run_item(model, root, request)
+            result, seconds = run_item(model, root, request, uncut if arm == "uncut" else None)
             row = {
                 "index": index,
                 "arm": arm,
@@ -153,6 +161,7 @@ def measure(out: Path, start: int, stop: int, arms: list[str]) -> None:
                 "answer": result.output,
                 "status": result.status,
                 "seconds": round(seconds, 2),
+                "generated": sum(s.usage.completion_tokens for s in result.steps),
                 "calls": [[c.name, c.arguments] for s in result.steps for c in s.tool_calls],
                 "decisions": [s.decision for s in result.steps],
                 "replies": [s.message.get("content") for s in result.steps if s.decision == "unfinished"],
@@ -201,6 +210,22 @@ def report(path: Path) -> None:
             f"{_rate(chinese, 'faithful')} | {_rate(english, 'faithful')}, tool {_rate(chinese, 'tool')} | "
             f"{_rate(english, 'tool')}, s/request {_mean(chinese):.1f} | {_mean(english):.1f}"
         )
+    uncut = cells.get(("uncut", "all", "both"), [])
+    if uncut:
+        done = {r["index"] for r in uncut}
+        for group in ("answerable", "unanswerable", "mixed", "all"):
+            pair = [cells[(arm, group, "both")] for arm in ("on", "uncut")]
+            on, whole = ([r for r in rows if r["index"] in done] for rows in pair)
+            if whole:
+                print(
+                    f"{group:12s} stopped at the first unsupported sentence | whole answer (n={len(whole)}): "
+                    f"faithful {_rate(on, 'faithful')} | {_rate(whole, 'faithful')}, tokens generated "
+                    f"{_tokens(on):.0f} | {_tokens(whole):.0f}, s/request {_mean(on):.1f} | {_mean(whole):.1f}"
+                )
+
+
+def _tokens(rows: list[dict[str, Any]]) -> float:
+    return sum(r.get("generated", 0) for r in rows) / len(rows) if rows else 0.0
 
 
 def _rate(rows: list[dict[str, Any]], key: str) -> str:
@@ -217,7 +242,9 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("faithful.jsonl"))
     parser.add_argument("--start", type=int, default=0)
     parser.add_argument("--stop", type=int, default=len(ITEMS))
-    parser.add_argument("--arms", nargs="+", choices=["on", "off", "en-notes"], default=["on", "off"])
+    parser.add_argument(
+        "--arms", nargs="+", choices=["on", "off", "en-notes", "uncut"], default=["on", "off"]
+    )
     parser.add_argument("--report", type=Path)
     args = parser.parse_args()
     if args.report:

@@ -7,7 +7,7 @@ import json
 from minloop import Controls, Loop, ModelRequest, tool
 from minloop.builtins import calculator
 from minloop.decision import Replacement
-from minloop.models.local.evidence import EvidenceCheck, evidence_of, unsupported
+from minloop.models.local.evidence import AnswerWatch, EvidenceCheck, evidence_of, unsupported
 from minloop.testing import ScriptedModel, call, reply
 
 from .conftest import TID, content, masked
@@ -270,3 +270,51 @@ def test_the_trace_id_in_a_tool_result_is_no_evidence() -> None:
     ]
     assert unsupported("It is sunny and 22 C.", evidence_of(messages)) == ["22 C"]
     assert unsupported("It is 09:15.", evidence_of(messages)) == []
+
+
+def watched(pieces: list[str], messages: list[dict]) -> tuple[int | None, AnswerWatch]:
+    """Feed the pieces to a watch: the index of the piece that stopped it (None: never), the watch."""
+    watch = AnswerWatch(messages)
+    stopped = next((i for i, piece in enumerate(pieces) if watch(piece)), None)
+    return stopped, watch
+
+
+def test_the_watch_stops_an_answer_at_the_end_of_its_first_unsupported_sentence() -> None:
+    asked = [{"role": "user", "content": "Who won the 2018 World Cup?"}]
+    pieces = [
+        "France won the 2018 ",
+        "World Cup. The final",
+        " score was 4",
+        "-2 against Croatia",
+        ". It was",
+        " fun.",
+    ]
+    stopped, watch = watched(pieces, asked)
+    assert (stopped, watch.tripped) == (4, True)  # once "4-2 against Croatia. " is whole, not at "4"
+    assert (
+        watch.text[: watch.read] == "France won the 2018 World Cup. The final score was 4-2 against Croatia. "
+    )
+    # a number split over pieces is read whole; a list marker is no fact; Chinese sentences end at 。
+    assert watched(["It is 9.", "5 km. ", "Bye."], [{"role": "user", "content": "9.5 km?"}])[0] is None
+    assert watched(["Steps:\n1. ", "Open it.\n2. ", "Close it.\n"], asked)[0] is None
+    assert (
+        watched(
+            ["埃菲尔铁塔高", "330米。", "它在巴黎。"], [{"role": "user", "content": "埃菲尔铁塔有多高？"}]
+        )[0]
+        == 1
+    )
+    stopped, watch = watched(["It is 9.", "5 km"], asked)
+    assert (stopped, watch.read, watch.tripped) == (None, 0, False)  # an unfinished sentence is not read
+
+
+def test_the_check_replaces_at_once_only_where_no_answer_goes_back() -> None:
+    question = [{"role": "user", "content": "Who won the 2018 World Cup?"}]
+    declined = [
+        *question,
+        {"role": "assistant", "content": "France, 4-2."},
+        {"role": "system", "content": "..."},
+    ]
+    assert EvidenceCheck(resend_unused=False).replaces(question)  # no tool ran: declined at once
+    assert not EvidenceCheck().replaces(question)  # sent back once first
+    assert not EvidenceCheck(resend_unused=False).replaces(ASKED)  # a tool ran: a wrong value goes back
+    assert EvidenceCheck().replaces(declined)  # sent back once already

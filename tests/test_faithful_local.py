@@ -59,3 +59,22 @@ def test_the_time_in_tokyo_is_tokyos_at_any_hour(
     assert stated, answer  # gives a time, not a decline
     pm = bool(_AFTERNOON.search(answer))
     assert all(m == minute and (h == hour or (pm and h + 12 == hour)) for h, m in stated), answer
+
+
+def test_an_invented_answer_is_stopped_at_its_first_unsupported_sentence() -> None:
+    import asyncio
+
+    from minloop import ModelRequest
+    from minloop.builtins import default_tools
+    from minloop.models.local import LocalModel
+    from minloop.models.local.evidence import evidence_of, unsupported
+
+    model = LocalModel()
+    question = [{"role": "user", "content": "Who won the 2018 World Cup and what was the score?"}]
+    specs = [t.spec() for t in default_tools()]
+    # the loop passes its answer check; the model's own evidence check would replace this answer
+    watched = asyncio.run(model.call(ModelRequest(question, specs, "auto", None, model.answer_check)))
+    whole = asyncio.run(model.call(ModelRequest(question, specs, "auto")))
+    text, full = watched.message["content"], whole.message["content"]
+    assert text.endswith(" ...") and unsupported(text, evidence_of(question)), text
+    assert watched.usage.completion_tokens < whole.usage.completion_tokens, (text, full)

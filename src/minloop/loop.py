@@ -217,7 +217,7 @@ class Loop:
         messages = sent if control is None else [*sent, control]
         choice = "none" if decayed or at_limit else self._tool_choice(state)
         schema = self.output_spec.schema if self.output_spec and structured else None
-        request = ModelRequest(messages, self.specs, choice, schema)
+        request = ModelRequest(messages, self.specs, choice, schema, self.answer_check)
         return Prompt(request, (control or {}).get("content"), report, decayed)
 
     def announce(self, prompt: Prompt, state: RunState) -> None:

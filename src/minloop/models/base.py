@@ -6,12 +6,14 @@ that can do that is a model: a remote endpoint, an embedded GGUF, a script for t
 
 A model that can hold its final answer to a JSON schema (structured output) says so with a
 ``structured_output = True`` attribute; for a typed run the loop then sets
-``ModelRequest.output_schema``, and otherwise puts the schema in the prompt.
+``ModelRequest.output_schema``, and otherwise puts the schema in the prompt. The loop also
+passes the answer check it will apply (``ModelRequest.answer_check``), so a model may stop
+generating an answer the check is bound to replace.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, runtime_checkable
 
@@ -55,6 +57,7 @@ class ModelRequest:
     tools: Sequence[dict[str, Any]] = ()
     tool_choice: ToolChoice = "auto"
     output_schema: dict[str, Any] | None = None  # the final answer's JSON schema, for structured output
+    answer_check: Callable[..., Any] | None = None  # the check the loop will apply to an answer
 
 
 @dataclass(frozen=True, slots=True)

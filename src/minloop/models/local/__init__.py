@@ -34,7 +34,7 @@ from .decoding import (
     parse_decision,
     ungrounded_note,
 )
-from .evidence import HONESTY, EvidenceCheck, is_note
+from .evidence import HONESTY, AnswerWatch, EvidenceCheck, is_note
 from .gguf import check_gguf, ensure_gguf
 from .grounding import ground_calls
 from .prefix_cache import PrefixCache, model_identity, prefix_dir
@@ -161,8 +161,11 @@ class LocalModel:
         if retry_answer:
             body["max_tokens"] = min(self.sampling["max_tokens"], ABSTAIN_TOKENS)
         prefix = f"call_{sum(m.get('role') == 'assistant' for m in request.messages) + 1}"
-        reply = await asyncio.to_thread(complete, server, lock, body, self.prefixes())
-        response = _response(reply, prefix, constrained="json_schema" in body)
+        watch = self._watch(request)
+        reply = await asyncio.to_thread(complete, server, lock, body, self.prefixes(), watch=watch)
+        response = _response(
+            reply, prefix, constrained="json_schema" in body, cut=bool(watch and watch.tripped)
+        )
         if not (self.grounded and request.tool_choice == "auto" and response.message.get("tool_calls")):
             return response
         message, missing = ground_calls(
@@ -179,8 +182,23 @@ class LocalModel:
             tool_choice="none",
         )
         body = {**self.body(retry), "max_tokens": min(self.sampling["max_tokens"], ABSTAIN_TOKENS)}
-        answer = _response(await asyncio.to_thread(complete, server, lock, body), prefix, constrained=True)
+        watch = self._watch(retry)
+        reply = await asyncio.to_thread(complete, server, lock, body, watch=watch)
+        answer = _response(reply, prefix, constrained=True, cut=bool(watch and watch.tripped))
         return replace(answer, usage=response.usage + answer.usage)
+
+    def _watch(self, request: ModelRequest) -> AnswerWatch | None:
+        """A watch that stops an answer at its first unsupported fact, when the loop's answer
+        check is this model's evidence check and would replace such an answer at once: the rest
+        of the answer would never be shown."""
+        check = self.answer_check
+        if (
+            check is None
+            or request.output_schema is not None
+            or request.answer_check is not self.answer_check
+        ):
+            return None
+        return AnswerWatch(request.messages) if check.replaces(request.messages) else None
 
     def narrowed(self, request: ModelRequest) -> ModelRequest:
         """The request with only the tools that can matter, when the menu is above ``select_above``.
@@ -325,10 +343,10 @@ def _with_instruction(messages: list[Message], parallel: bool, honesty: str | No
     return [{"role": "system", "content": instruction}, *messages]
 
 
-def _response(reply: dict[str, Any], prefix: str, *, constrained: bool) -> ModelResponse:
+def _response(reply: dict[str, Any], prefix: str, *, constrained: bool, cut: bool = False) -> ModelResponse:
     choice = reply["choices"][0]
     text = choice["message"].get("content") or ""
-    truncated = choice.get("finish_reason") == "length"
+    truncated = cut or choice.get("finish_reason") == "length"
     message = (
         parse_decision(text, prefix, truncated=truncated)
         if constrained

@@ -40,6 +40,7 @@ from .grounding import Evidence
 
 __all__ = [
     "HONESTY",
+    "AnswerWatch",
     "EvidenceCheck",
     "declines",
     "draws_on_tools",
@@ -233,6 +234,38 @@ class EvidenceCheck:
             else ""
         )
         return NOTES[note].format(facts=_SEPARATOR[note].join(facts[:5])) + hint
+
+    def replaces(self, messages: Sequence[Mapping[str, Any]]) -> bool:
+        """Whether any answer stating an unsupported fact now ends the run with the plain
+        statement (rather than going back to the model): no tool ran since the user spoke and
+        ``resend_unused`` is off, or the answer was sent back ``retries`` times already."""
+        return _rejected(messages) >= self.retries or (
+            not self.resend_unused and tool_values(messages) is None
+        )
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s|[。！？\n]")
+
+
+class AnswerWatch:
+    """Reads an answer as it is generated and says stop at the end of the first sentence that
+    states a fact the evidence does not give (``tripped``). Only whole sentences are read, and
+    the whitespace after them, so a number or a list marker is never judged half written."""
+
+    def __init__(self, messages: Sequence[Mapping[str, Any]]) -> None:
+        self.evidence = evidence_of(messages)
+        self.text = ""
+        self.read = 0
+        self.tripped = False
+
+    def __call__(self, piece: str) -> bool:
+        self.text += piece
+        ends = [m.end() for m in _SENTENCE_END.finditer(self.text, self.read)]
+        if not ends:
+            return False
+        self.read = ends[-1]
+        self.tripped = bool(unsupported(self.text[: self.read], self.evidence))
+        return self.tripped
 
 
 def is_note(message: Mapping[str, Any]) -> bool:

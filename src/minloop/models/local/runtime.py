@@ -8,6 +8,7 @@ import math
 import os
 import threading
 import urllib.request
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
@@ -51,10 +52,14 @@ def complete(
     cache: PrefixCache | None = None,
     *,
     whole: bool = False,
+    watch: Callable[[str], bool] | None = None,
 ) -> dict[str, Any]:
     """One chat completion. With ``cache``, the prompt's system-and-tools prefix comes from disk
-    when kept; the answer is streamed to ``TEXT_SINK`` when one is set, unless ``whole``."""
+    when kept; the answer is streamed to ``TEXT_SINK`` when one is set, unless ``whole``.
+    ``watch`` is given the answer's text as it grows and stops the generation by returning True."""
     sink = None if whole else TEXT_SINK.get()
+    if watch is not None:
+        sink = watch if sink is None else _both(sink, watch)
     with lock:  # one slot: serialised calls keep the KV cache on the growing transcript
         try:
             primed = 0
@@ -76,6 +81,14 @@ def complete(
     if primed and isinstance(reply.get("timings"), dict):  # the prefix evaluated for the cache counts too
         reply["timings"]["prompt_n"] = int(reply["timings"].get("prompt_n") or 0) + primed
     return reply
+
+
+def _both(sink: Callable[[str], bool], watch: Callable[[str], bool]) -> Callable[[str], bool]:
+    def both(piece: str) -> bool:
+        stop = sink(piece)
+        return watch(piece) or stop
+
+    return both
 
 
 def get(server: Any, path: str) -> dict[str, Any]:
