@@ -12,7 +12,8 @@ seconds to the own-functions-only baseline, all measured in the same run. Each c
 decides all its requests in a row, like a process serving a stream of requests: the KV cache
 keeps only what consecutive prompts share (the instruction and the template's tool header).
 
-Without selection, 20 and 50-tool menus take tens of seconds per decision (50 tools are
+"default" is ``LocalModel()`` as it comes: menus of up to 8 tools are shown whole unless their
+definitions take more than about 1,000 tokens. Without selection, 20 and 50-tool menus take tens of seconds per decision (50 tools are
 ~6,000 tokens, over the default 4,096-token window, so those runs use an 8,192 window); only the
 first ``--full`` items are decided that way.
 """
@@ -30,7 +31,7 @@ from typing import Any
 from minloop.evals.bfcl import Item, decode, load_checker, load_items, names_of, score, tool_spec
 from minloop.messages import ToolCall, tool_calls_of
 from minloop.models.base import ModelRequest
-from minloop.models.local import LocalModel
+from minloop.models.local import SELECT_ABOVE, LocalModel
 
 CATEGORIES = {"simple_python": 2, "multiple": 2, "irrelevance": 1}  # sampling weights
 POOL = ("simple_python", "multiple", "parallel", "parallel_multiple", "irrelevance")
@@ -73,7 +74,8 @@ async def decide(
 ) -> dict[str, Any]:
     specs = [tool_spec(f) for f in functions]
     started = time.perf_counter()
-    response = await model.call(ModelRequest(item.messages, specs, "auto"))
+    # as a loop asks: with the answer check it will apply (an invented answer stops early)
+    response = await model.call(ModelRequest(item.messages, specs, "auto", None, model.answer_check))
     row.seconds += time.perf_counter() - started
     calls = [ToolCall.from_wire(c) for c in tool_calls_of(response.message) if isinstance(c, dict)]
     prediction = decode(calls, names_of(functions))
@@ -111,12 +113,15 @@ def main() -> None:
     selected = LocalModel(select_above=0, prefix_cache=False)
     whole = LocalModel(select_above=None, prefix_cache=False)
     wide = LocalModel(select_above=None, prefix_cache=False, n_ctx=8192)
+    default = LocalModel(prefix_cache=False)  # narrows above 8 tools or ~1,000 tokens of definitions
     selected.load()
     configs: list[tuple[str, LocalModel, int | None, int]] = [("own functions only", whole, None, len(items))]
     for size in (int(s) for s in args.sizes.split(",")):
         configs.append((f"{size} tools, selection", selected, size, len(items)))
         full = len(items) if size <= 5 else args.full
         configs.append((f"{size} tools, whole menu", whole if size <= 20 else wide, size, full))
+        if size <= SELECT_ABOVE:  # larger menus are always narrowed by default
+            configs.append((f"{size} tools, default", default, size, len(items)))
     rows = {label: Row(label) for label, *_ in configs}
     records: list[dict[str, Any]] = []
     started = time.perf_counter()

@@ -6,7 +6,7 @@ from typing import Any
 
 from minloop import ModelRequest
 from minloop.models.local import LocalModel
-from minloop.models.local.select import select_tools, terms
+from minloop.models.local.select import menu_tokens, select_tools, terms
 
 
 def spec(name: str, description: str, **params: str) -> dict[str, Any]:
@@ -128,3 +128,21 @@ def test_local_model_narrows_only_large_menus() -> None:
         user("Write a haiku."), MENU, {"type": "function", "function": {"name": "calculator"}}
     )
     assert names(model.narrowed(forced).tools) == ["calculator"]
+
+
+def test_local_model_narrows_a_few_tools_with_long_definitions() -> None:
+    def long(name: str, words: str) -> dict:
+        text = ((words + " ") * 200)[:1100]  # 1,100 characters of description: ~290 tokens a tool
+        return {"type": "function", "function": {"name": name, "description": text, "parameters": {}}}
+
+    menu = [
+        long("get_weather", "weather forecast city"),
+        long("send_email", "email message"),
+        long("search", "web"),
+    ]
+    assert 800 < menu_tokens(menu) < 1000 < menu_tokens([*menu, long("translate", "translate text")])
+    request = ModelRequest(user("What's the weather in Paris?"), [*menu, long("translate", "translate text")])
+    assert names(LocalModel().narrowed(request).tools) == ["get_weather"]  # 4 tools, over 1,000 tokens
+    assert LocalModel().narrowed(ModelRequest(request.messages, menu)).tools == menu  # under: whole
+    assert LocalModel(select_tokens=None).narrowed(request) == request  # counted by tools only
+    assert LocalModel(select_tokens=500).narrowed(ModelRequest(request.messages, menu)).tools == menu[:1]

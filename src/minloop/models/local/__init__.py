@@ -39,7 +39,7 @@ from .gguf import check_gguf, ensure_gguf
 from .grounding import ground_calls
 from .prefix_cache import PrefixCache, model_identity, prefix_dir
 from .runtime import complete, get, load, post, relevance_of
-from .select import select_tools
+from .select import menu_tokens, select_tools
 from .stream import TEXT_SINK
 
 __all__ = ["LocalModel"]
@@ -47,6 +47,9 @@ __all__ = ["LocalModel"]
 DEFAULT_MODEL = "qwen2.5-coder-0.5b"
 ABSTAIN_TOKENS = 64  # the short answer after a call on invented values or an unsupported answer (~2 s)
 SELECT_ABOVE = 8  # larger menus are narrowed to the tools that match the request (benchmarks/menu_sizes.py)
+# and so are menus whose definitions take more tokens than this (~7 s of prompt on two cores);
+# BFCL's non-live menus all stay under it (at most ~800 tokens), so their measured accuracy holds
+SELECT_TOKENS = 1000
 _SERVERS: dict[tuple[str, int, int], tuple[Any, threading.Lock]] = {}
 _CACHES: dict[tuple[str, int, int], PrefixCache] = {}
 _LOAD_LOCK = threading.Lock()
@@ -66,8 +69,9 @@ class LocalModel:
     several calls (``{"calls": [...]}``). A typed answer (``ModelRequest.output_schema``) is
     decoded under its schema.
 
-    ``select_above`` (default ``SELECT_ABOVE``; ``None``: never): a larger menu is narrowed
-    before each decision to the few tools whose names, descriptions and parameters share words
+    ``select_above`` (default ``SELECT_ABOVE``; ``None``: never) and ``select_tokens`` (default
+    ``SELECT_TOKENS``; ``None``: count tools only): a menu of more tools, or whose definitions
+    take more tokens, is narrowed before each decision to the few tools whose names, descriptions and parameters share words
     with the user's messages (``minloop.models.local.select``), plus the tools already called;
     when nothing matches, the model answers without tools. ``prefix_cache`` (on): the system
     prompt and tool definitions are evaluated once and kept on disk under the cache directory,
@@ -101,6 +105,7 @@ class LocalModel:
         parallel: bool = True,
         gate: float | None = None,
         select_above: int | None = SELECT_ABOVE,
+        select_tokens: int | None = SELECT_TOKENS,
         prefix_cache: bool = True,
         faithful: bool = True,
         honest: bool = False,
@@ -116,6 +121,7 @@ class LocalModel:
         self.parallel = parallel
         self.gate = gate
         self.select_above = select_above
+        self.select_tokens = select_tokens
         self.prefix_cache = prefix_cache
         self.faithful = faithful
         self.honest = honest
@@ -201,18 +207,15 @@ class LocalModel:
         return AnswerWatch(request.messages) if check.replaces(request.messages) else None
 
     def narrowed(self, request: ModelRequest) -> ModelRequest:
-        """The request with only the tools that can matter, when the menu is above ``select_above``.
+        """The request with only the tools that can matter, when the menu has more than
+        ``select_above`` tools or its definitions more than about ``select_tokens`` tokens.
 
         Tools already called in the conversation and a tool forced by ``tool_choice`` stay; when
         no tool shares a word with the request, no tool is shown and the model answers (unless a
         call is required). A request written in a script none of the tools is written in keeps
         the whole menu.
         """
-        if (
-            self.select_above is None
-            or len(request.tools) <= self.select_above
-            or request.tool_choice == "none"
-        ):
+        if self.select_above is None or request.tool_choice == "none" or not self._large(request.tools):
             return request
         keep = {c["function"]["name"] for m in request.messages for c in m.get("tool_calls") or []}
         if isinstance(request.tool_choice, dict):
@@ -223,6 +226,11 @@ class LocalModel:
         if not chosen.found:
             return replace(request, tools=[], tool_choice="none")
         return replace(request, tools=chosen.tools)
+
+    def _large(self, tools: Sequence[dict[str, Any]]) -> bool:
+        if self.select_above is not None and len(tools) > self.select_above:
+            return True
+        return self.select_tokens is not None and menu_tokens(tools) > self.select_tokens
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[TextDelta | ModelResponse]:
         """``call``, with the answer's text yielded as it is generated (see ``.stream``)."""

@@ -17,6 +17,7 @@ caller keeps the whole menu (see ``Selection.comparable``).
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections import Counter
@@ -25,7 +26,7 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
 
-__all__ = ["Selection", "select_tools", "terms"]
+__all__ = ["Selection", "menu_tokens", "select_tools", "terms"]
 
 _WORD = re.compile(r"[A-Za-z]+|[0-9]+|[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+")
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
@@ -136,6 +137,14 @@ def select_tools(
     chosen += [i for i, name in enumerate(names) if name in kept and i not in chosen]
     comparable = _script(query) is None or any(_script(Counter(d)) == _script(query) for d in docs)
     return Selection([tools[i] for i in chosen], dict(zip(names, scores, strict=True)), comparable)
+
+
+def menu_tokens(tools: Sequence[dict[str, Any]]) -> int:
+    """About how many prompt tokens the tool definitions take: their JSON at ~4 characters a
+    token, a non-ASCII character (a Chinese description) a token each."""
+    text = json.dumps(list(tools), ensure_ascii=False)
+    wide = sum(not c.isascii() for c in text)
+    return round((len(text) - wide) / 4) + wide
 
 
 def bm25(docs: Sequence[list[str]], query: Counter[str]) -> list[float]:
