@@ -46,9 +46,12 @@ __all__ = ["LocalModel"]
 
 DEFAULT_MODEL = "qwen2.5-coder-0.5b"
 ABSTAIN_TOKENS = 64  # the short answer after a call on invented values or an unsupported answer (~2 s)
-SELECT_ABOVE = 8  # larger menus are narrowed to the tools that match the request (benchmarks/menu_sizes.py)
-# and so are menus whose definitions take more tokens than this (~7 s of prompt on two cores);
-# BFCL's non-live menus all stay under it (at most ~800 tokens), so their measured accuracy holds
+# Menus of more tools are narrowed to the tools that match the request (benchmarks/menu_sizes.py);
+# smaller ones are shown whole, since narrowing the CLI's built-in tools plus an MCP time server
+# made the model answer "What time is it in Tokyo?" without a tool (see the README).
+SELECT_ABOVE = 8
+# So are menus whose definitions take more tokens than this (~7 s of prompt on two cores);
+# every menu of BFCL's non-live categories stays under it (at most ~800 tokens).
 SELECT_TOKENS = 1000
 _SERVERS: dict[tuple[str, int, int], tuple[Any, threading.Lock]] = {}
 _CACHES: dict[tuple[str, int, int], PrefixCache] = {}
@@ -71,7 +74,8 @@ class LocalModel:
 
     ``select_above`` (default ``SELECT_ABOVE``; ``None``: never) and ``select_tokens`` (default
     ``SELECT_TOKENS``; ``None``: count tools only): a menu of more tools, or whose definitions
-    take more tokens, is narrowed before each decision to the few tools whose names, descriptions and parameters share words
+    take more tokens, is narrowed before each decision to the few tools whose names,
+    descriptions and parameters share words
     with the user's messages (``minloop.models.local.select``), plus the tools already called;
     when nothing matches, the model answers without tools. ``prefix_cache`` (on): the system
     prompt and tool definitions are evaluated once and kept on disk under the cache directory,
