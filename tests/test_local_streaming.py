@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from minloop import Loop, tool
+from minloop import Loop, ModelRequest, tool
 from minloop.models.local import LocalModel
-from minloop.models.local.stream import AnswerText
+from minloop.models.local.stream import AnswerText, Repetition
 from minloop.streaming import StreamEvent, TextDelta, ToolCallFinished, ToolCallStarted
 
 
@@ -73,3 +73,55 @@ def test_the_embedded_model_streams_a_chinese_answer_and_announces_its_calls(loc
     finished = [e.call for e in seen if isinstance(e, ToolCallFinished)]
     assert started and started[0].name == "add" and started[0].step == 1
     assert [(c.name, json.loads(c.arguments)) for c in finished][:1] == [("add", {"a": 2, "b": 3})]
+
+
+def repeated(pieces: list[str]) -> tuple[int | None, Repetition]:
+    watch = Repetition()
+    return next((i for i, piece in enumerate(pieces) if watch(piece)), None), watch
+
+
+def test_an_answer_is_stopped_where_it_writes_a_sentence_again() -> None:
+    loop = [
+        "The weather is mild. ",
+        "The day is warm and sunny",
+        " today. The day is warm",
+        " and sunny today. The",
+    ]
+    assert (
+        repeated(loop)[0] == 3
+        and repeated(loop)[1].kept == "The weather is mild. The day is warm and sunny today."
+    )
+    chinese = ["今天的海面非常平静，天空也是一片湛蓝的颜色。", "今天的海面非常平静，天空也是一片湛蓝的颜色。"]
+    assert repeated(chinese)[1].kept == "今天的海面非常平静，天空也是一片湛蓝的颜色。"
+    # a short refrain, a sentence written again with one word changed, a sentence not yet ended: no loop
+    for pieces in (
+        ["Row, row. ", "Row, row. ", "Gently down the stream.\n"],
+        ["The day is warm and sunny today. ", "The day is cold and sunny today. "],
+        ["The day is warm and sunny today. ", "The day is warm and sunny today"],
+    ):
+        stopped, watch = repeated(pieces)
+        assert (stopped, watch.kept) == (None, None), pieces
+
+
+@pytest.mark.local_model
+@pytest.mark.parametrize(
+    ("request_text", "sentence", "most"),
+    [  # five copies would be ~45 and ~100 tokens
+        (
+            "Repeat this sentence five times: The sea is calm and blue today.",
+            "The sea is calm and blue today.",
+            30,
+        ),
+        (
+            "把这句话重复五遍：今天的海面非常平静，天空也是一片湛蓝的颜色。",
+            "今天的海面非常平静，天空也是一片湛蓝的颜色。",
+            50,
+        ),
+    ],
+)
+def test_the_embedded_model_stops_a_repeated_sentence(
+    local: LocalModel, request_text: str, sentence: str, most: int
+) -> None:
+    reply = asyncio.run(local.call(ModelRequest([{"role": "user", "content": request_text}])))
+    assert reply.message["content"] == sentence  # written once: the second copy stopped the answer
+    assert 0 < reply.usage.completion_tokens < most, reply.usage  # counted though the stream was stopped

@@ -16,7 +16,7 @@ import copy
 import json
 import os
 import threading
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -40,7 +40,7 @@ from .grounding import ground_calls
 from .prefix_cache import PrefixCache, model_identity, prefix_dir
 from .runtime import complete, get, load, post, relevance_of
 from .select import menu_tokens, select_tools
-from .stream import TEXT_SINK
+from .stream import TEXT_SINK, Repetition
 
 __all__ = ["LocalModel"]
 
@@ -171,17 +171,13 @@ class LocalModel:
         if retry_answer:
             body["max_tokens"] = min(self.sampling["max_tokens"], ABSTAIN_TOKENS)
         prefix = f"call_{sum(m.get('role') == 'assistant' for m in request.messages) + 1}"
-        watch = self._watch(request)
-        reply = await asyncio.to_thread(complete, server, lock, body, self.prefixes(), watch=watch)
-        response = _response(
-            reply, prefix, constrained="json_schema" in body, cut=bool(watch and watch.tripped)
-        )
+        response, at_limit = await self._generate(request, body, prefix, self.prefixes())
         if not (self.grounded and request.tool_choice == "auto" and response.message.get("tool_calls")):
             return response
         message, missing = ground_calls(
             response.message, request.tools, request.messages, resolve=self.faithful
         )
-        if reply["choices"][0].get("finish_reason") == "length":  # cut off mid-value: a runaway invention
+        if at_limit:  # cut off mid-value: a runaway invention
             missing = {call["function"]["name"]: ["arguments"] for call in message["tool_calls"]}
         if not missing:
             return replace(response, message=message)
@@ -192,10 +188,24 @@ class LocalModel:
             tool_choice="none",
         )
         body = {**self.body(retry), "max_tokens": min(self.sampling["max_tokens"], ABSTAIN_TOKENS)}
-        watch = self._watch(retry)
-        reply = await asyncio.to_thread(complete, server, lock, body, watch=watch)
-        answer = _response(reply, prefix, constrained=True, cut=bool(watch and watch.tripped))
+        answer, _ = await self._generate(retry, body, prefix)
         return replace(answer, usage=response.usage + answer.usage)
+
+    async def _generate(
+        self, request: ModelRequest, body: dict[str, Any], prefix: str, cache: PrefixCache | None = None
+    ) -> tuple[ModelResponse, bool]:
+        """One completion for ``request``, and whether it ran to the token limit. An answer is
+        stopped at its first unsupported sentence when the evidence check would replace it anyway
+        (``_watch``), and at a sentence it writes a second time (a loop), which is dropped."""
+        server, lock = self._server()
+        evidence, loop = self._watch(request), Repetition()
+        watches: list[Callable[[str], bool]] = [loop] if evidence is None else [evidence, loop]
+        reply = await asyncio.to_thread(complete, server, lock, body, cache, watches=watches)
+        cut = bool(evidence and evidence.tripped)
+        response = _response(reply, prefix, constrained="json_schema" in body, cut=cut)
+        if loop.kept is not None and not cut:
+            response = replace(response, message={**response.message, "content": loop.kept})
+        return response, reply["choices"][0].get("finish_reason") == "length"
 
     def _watch(self, request: ModelRequest) -> AnswerWatch | None:
         """A watch that stops an answer at its first unsupported fact, when the loop's answer

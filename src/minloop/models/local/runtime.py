@@ -8,7 +8,7 @@ import math
 import os
 import threading
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
@@ -52,14 +52,14 @@ def complete(
     cache: PrefixCache | None = None,
     *,
     whole: bool = False,
-    watch: Callable[[str], bool] | None = None,
+    watches: Sequence[Callable[[str], bool]] = (),
 ) -> dict[str, Any]:
     """One chat completion. With ``cache``, the prompt's system-and-tools prefix comes from disk
     when kept; the answer is streamed to ``TEXT_SINK`` when one is set, unless ``whole``.
-    ``watch`` is given the answer's text as it grows and stops the generation by returning True."""
+    Each of ``watches`` is given the answer's text as it grows; one returning True stops it."""
     sink = None if whole else TEXT_SINK.get()
-    if watch is not None:
-        sink = watch if sink is None else _both(sink, watch)
+    if watches:
+        sink = _all([sink, *watches] if sink is not None else watches)
     with lock:  # one slot: serialised calls keep the KV cache on the growing transcript
         try:
             primed = 0
@@ -83,12 +83,11 @@ def complete(
     return reply
 
 
-def _both(sink: Callable[[str], bool], watch: Callable[[str], bool]) -> Callable[[str], bool]:
-    def both(piece: str) -> bool:
-        stop = sink(piece)
-        return watch(piece) or stop
+def _all(sinks: Sequence[Callable[[str], bool]]) -> Callable[[str], bool]:
+    def every(piece: str) -> bool:
+        return any([sink(piece) for sink in sinks])  # a list: every sink sees every piece
 
-    return both
+    return every
 
 
 def get(server: Any, path: str) -> dict[str, Any]:

@@ -10,11 +10,12 @@ sees nothing of a call (the loop announces the finished calls).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any
 
-__all__ = ["TEXT_SINK", "AnswerText", "streamed_completion"]
+__all__ = ["TEXT_SINK", "AnswerText", "Repetition", "streamed_completion"]
 
 TEXT_SINK: ContextVar[Callable[[str], bool] | None] = ContextVar("minloop_local_text_sink", default=None)
 OPENING = '{"answer":"'
@@ -76,6 +77,33 @@ class AnswerText:
         return "".join(out)
 
 
+_SENTENCE = re.compile(r"[^.!?。！？\n]*(?:[.!?](?=\s)|[。！？\n])\s*")
+LOOP_SENTENCE = 20  # characters: a sentence this long written twice is a loop, not a refrain
+
+
+class Repetition:
+    """Stops an answer that writes again a whole sentence it already wrote (at least
+    ``LOOP_SENTENCE`` characters): a small model caught in a loop repeats it to the token
+    limit. ``kept`` is the answer up to where the repeat began."""
+
+    def __init__(self) -> None:
+        self.text = ""
+        self.read = 0
+        self.seen: set[str] = set()
+        self.kept: str | None = None  # set when the answer was stopped
+
+    def __call__(self, piece: str) -> bool:
+        self.text += piece
+        for match in _SENTENCE.finditer(self.text, self.read):
+            sentence = match.group().strip()
+            if len(sentence) >= LOOP_SENTENCE and sentence in self.seen:
+                self.kept = self.text[: match.start()].rstrip()
+                return True
+            self.seen.add(sentence)
+            self.read = match.end()
+        return False
+
+
 def _escape_size(text: str, i: int) -> int | None:
     if i + 1 >= len(text):
         return None
@@ -106,7 +134,7 @@ def streamed_completion(server: Any, body: dict[str, Any], sink: Callable[[str],
         if not isinstance(chunk, dict) or "choices" not in chunk:
             failure.append(chunk)
             return True
-        for key in ("usage", "timings"):
+        for key in ("usage", "timings", "prompt_progress"):
             if chunk.get(key):
                 end[key] = chunk[key]
         stop = False
@@ -119,10 +147,14 @@ def streamed_completion(server: Any, body: dict[str, Any], sink: Callable[[str],
                 stop = (bool(visible) and sink(visible)) or stop
         return stop
 
-    request = {**body, "stream": True, "stream_options": {"include_usage": True}}
+    request = {**body, "stream": True, "stream_options": {"include_usage": True}, "return_progress": True}
     server.handle_chat_completions(request, on_chunk)
     if failure:
         return failure[0] if isinstance(failure[0], dict) else {"error": failure[0]}
     message = {"role": "assistant", "content": "".join(text)}
     reply = {"choices": [{"index": 0, "message": message, "finish_reason": end["finish_reason"]}]}
-    return {**reply, "usage": end.get("usage") or {}, "timings": end.get("timings") or {}}
+    if "usage" not in end:  # stopped early: no closing chunk, so count from what came
+        progress = end.get("prompt_progress") or {}
+        end["usage"] = {"prompt_tokens": progress.get("total", 0), "completion_tokens": len(text)}
+        end["timings"] = {"prompt_n": progress.get("processed", 0) - progress.get("cache", 0)}
+    return {**reply, "usage": end["usage"], "timings": end.get("timings") or {}}
