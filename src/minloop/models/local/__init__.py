@@ -115,6 +115,7 @@ class LocalModel:
         honest: bool = False,
     ) -> None:
         self.path = check_gguf(Path(path)) if path is not None else None
+        self._weights: str | None = None  # the resolved weights file (see _key)
         self.model = model
         self.name = self.path.stem if self.path else model
         self.n_ctx = n_ctx
@@ -305,25 +306,29 @@ class LocalModel:
             body["json_schema"] = answer
         return body
 
+    def _key(self) -> tuple[str, int, int]:
+        """The loaded weights' key; the bundled file is found and verified once per instance."""
+        if self._weights is None:
+            self._weights = str(self.path or ensure_gguf(self.model))
+        return (self._weights, self.n_ctx, self.threads)
+
     def _server(self) -> tuple[Any, threading.Lock]:
-        path = str(self.path or ensure_gguf(self.model))
-        key = (path, self.n_ctx, self.threads)
+        key = self._key()
         with _LOAD_LOCK:
             if key not in _SERVERS:
-                _SERVERS[key] = (load(path, self.n_ctx, self.threads), threading.Lock())
+                _SERVERS[key] = (load(*key), threading.Lock())
             return _SERVERS[key]
 
     def prefixes(self) -> PrefixCache | None:
         """The on-disk prefix cache of the loaded weights (one per loaded model); ``None`` when off."""
         if not self.prefix_cache:
             return None
-        path = str(self.path or ensure_gguf(self.model))
-        key = (path, self.n_ctx, self.threads)
+        key = self._key()
         server = self._server()[0]
         with _LOAD_LOCK:
             if key not in _CACHES:
                 template = str(get(server, "/props").get("chat_template"))
-                _CACHES[key] = PrefixCache(prefix_dir(), model_identity(Path(path), template))
+                _CACHES[key] = PrefixCache(prefix_dir(), model_identity(Path(key[0]), template))
             return _CACHES[key]
 
 

@@ -37,6 +37,7 @@ from typing import Any
 from ...decision import Replacement
 from ...language import Language, chinese_number, numbers_in, user_language
 from .grounding import Evidence
+from .stream import sentences
 
 __all__ = [
     "HONESTY",
@@ -244,9 +245,6 @@ class EvidenceCheck:
         )
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s|[。！？\n]")
-
-
 class AnswerWatch:
     """Reads an answer as it is generated and says stop at the end of the first sentence that
     states a fact the evidence does not give (``tripped``). Only whole sentences are read, and
@@ -260,7 +258,7 @@ class AnswerWatch:
 
     def __call__(self, piece: str) -> bool:
         self.text += piece
-        ends = [m.end() for m in _SENTENCE_END.finditer(self.text, self.read)]
+        ends = [m.end() for m in sentences(self.text, self.read)]
         if not ends:
             return False
         self.read = ends[-1]

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from typing import Any
 
-__all__ = ["TEXT_SINK", "AnswerText", "Repetition", "streamed_completion"]
+__all__ = ["TEXT_SINK", "AnswerText", "Repetition", "sentences", "streamed_completion"]
 
 TEXT_SINK: ContextVar[Callable[[str], bool] | None] = ContextVar("minloop_local_text_sink", default=None)
 OPENING = '{"answer":"'
@@ -81,6 +81,13 @@ _SENTENCE = re.compile(r"[^.!?。！？\n]*(?:[.!?](?=\s)|[。！？\n])\s*")
 LOOP_SENTENCE = 20  # characters: a sentence this long written twice is a loop, not a refrain
 
 
+def sentences(text: str, start: int = 0) -> Iterator[re.Match[str]]:
+    """The whole sentences of a growing answer from ``start``, each with the whitespace after it:
+    one ends with ".", "!" or "?" and whitespace (so "9." of "9.5" is not an end), or with
+    "。", "！", "？" or a line break. What follows the last one is not yet a sentence."""
+    return _SENTENCE.finditer(text, start)
+
+
 class Repetition:
     """Stops an answer that writes again a whole sentence it already wrote (at least
     ``LOOP_SENTENCE`` characters): a small model caught in a loop repeats it to the token
@@ -94,7 +101,7 @@ class Repetition:
 
     def __call__(self, piece: str) -> bool:
         self.text += piece
-        for match in _SENTENCE.finditer(self.text, self.read):
+        for match in sentences(self.text, self.read):
             sentence = match.group().strip()
             if len(sentence) >= LOOP_SENTENCE and sentence in self.seen:
                 self.kept = self.text[: match.start()].rstrip()
