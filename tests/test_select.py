@@ -56,7 +56,7 @@ def test_terms_split_identifiers_stem_words_and_pair_chinese_characters() -> Non
     assert terms("查询北京天气") == ["查询", "询北", "北京", "京天", "天气"]
 
 
-def test_the_tools_that_match_the_request_come_first() -> None:
+def test_the_tools_that_match_the_request_are_chosen() -> None:
     assert names(select_tools(MENU, user("What's the weather in Paris today?")).tools) == ["get_weather"]
     assert names(select_tools(MENU, user("Email the report to bob@example.com")).tools) == ["send_email"]
     chosen = select_tools(MENU, user("How many files are in the src folder?"))
@@ -70,6 +70,12 @@ def test_at_most_limit_tools_and_the_kept_ones_always() -> None:
     assert names(select_tools(MENU, messages, limit=1).tools) == ["book_flight"]
     kept = select_tools(MENU, user("And in Berlin?"), keep=["get_weather"])
     assert names(kept.tools) == ["get_weather"]
+
+
+def test_the_chosen_tools_keep_the_menus_order() -> None:
+    chosen = select_tools(MENU, user("Book a flight and check the weather"))
+    assert chosen.scores["book_flight"] > chosen.scores["get_weather"] > 0
+    assert names(chosen.tools) == ["get_weather", "book_flight"]
 
 
 def test_tools_far_below_the_best_match_are_not_shown() -> None:
@@ -123,7 +129,7 @@ def test_local_model_narrows_only_large_menus() -> None:
         {"role": "tool", "tool_call_id": "c1", "content": '{"temperature": 18}'},
         {"role": "user", "content": "Now convert 20 dollars to euros."},
     ]
-    assert names(model.narrowed(ModelRequest(called, MENU)).tools) == ["convert_currency", "get_weather"]
+    assert names(model.narrowed(ModelRequest(called, MENU)).tools) == ["get_weather", "convert_currency"]
     forced = ModelRequest(
         user("Write a haiku."), MENU, {"type": "function", "function": {"name": "calculator"}}
     )

@@ -50,7 +50,7 @@ RATIO = 0.5
 
 @dataclass(frozen=True)
 class Selection:
-    """The tools chosen for a request, best first, with every tool's score."""
+    """The tools chosen for a request, in the menu's order, with every tool's score."""
 
     tools: list[dict[str, Any]]
     scores: dict[str, float] = field(default_factory=dict)
@@ -120,11 +120,14 @@ def select_tools(
     ratio: float = RATIO,
     keep: Iterable[str] = (),
 ) -> Selection:
-    """The tools (at most ``limit``) that can matter for the conversation, best first.
+    """The tools (at most ``limit``) that can matter for the conversation, in the menu's order.
 
-    A tool is chosen when it shares words with the user's messages and scores at least ``ratio``
-    times the best tool's score. Tools named in ``keep`` (for example, already called in this
-    conversation) are always shown, after the chosen ones.
+    A tool is chosen when it shares words with the user's messages, ranks among the ``limit``
+    best and scores at least ``ratio`` times the best tool's score. Tools named in ``keep`` (for
+    example, already called in this conversation) are always shown. The chosen tools keep the
+    order they have in the menu: with the ranking's order, the time server's ``convert_time``
+    (its description names Tokyo) came before ``get_current_time`` and the 0.5B model called it
+    for "What time is it in Tokyo?", inventing the time to convert.
     """
     docs = [document(t) for t in tools]
     names = [str(t.get("function", t).get("name", "")) for t in tools]
@@ -134,7 +137,7 @@ def select_tools(
     best = scores[ranked[0]] if ranked else 0.0
     chosen = [i for i in ranked[:limit] if scores[i] > 0 and scores[i] >= ratio * best]
     kept = set(keep)
-    chosen += [i for i, name in enumerate(names) if name in kept and i not in chosen]
+    chosen = sorted({*chosen, *(i for i, name in enumerate(names) if name in kept)})
     comparable = _script(query) is None or any(_script(Counter(d)) == _script(query) for d in docs)
     return Selection([tools[i] for i in chosen], dict(zip(names, scores, strict=True)), comparable)
 
