@@ -106,7 +106,44 @@ def test_read_and_search(tree: Path) -> None:
         "truncated": False,
     }
     code, body = call(tools, "search_files", query="TODO")
-    assert [(m["path"], m["line"]) for m in body["matches"]] == [("notes.md", 1), ("pkg/big.py", 1)]
+    assert (code, body) == (
+        None,
+        {
+            "query": "TODO",
+            "count": 2,
+            "file_count": 2,
+            "files": [{"path": "notes.md", "lines": 1}, {"path": "pkg/big.py", "lines": 1}],
+            "matches": [
+                {"path": "notes.md", "line": 1, "text": "todo: write docs"},
+                {"path": "pkg/big.py", "line": 1, "text": "# TODO: grow"},
+            ],
+            "truncated": False,
+        },
+    )
+
+
+def test_search_names_the_files_most_matched_first_and_quotes_a_few_lines(tmp_path: Path) -> None:
+    for i in range(12):
+        (tmp_path / f"f{i:02d}.txt").write_text("needle\n" * (1 + i % 3) + "hay\n")
+    (tmp_path / "long.txt").write_text("needle " + "x" * 300 + "\n")
+    code, body = call(file_tools(tmp_path), "search_files", query="Needle", pattern="*.txt")
+    assert code is None and (body["count"], body["file_count"], body["truncated"]) == (25, 13, True)
+    assert body["files"][:4] == [
+        {"path": "f02.txt", "lines": 3},
+        {"path": "f05.txt", "lines": 3},
+        {"path": "f08.txt", "lines": 3},
+        {"path": "f11.txt", "lines": 3},
+    ]
+    assert len(body["files"]) == 10 and body["files"][-1]["lines"] == 1
+    assert [(m["path"], m["line"]) for m in body["matches"]] == [
+        ("f00.txt", 1),
+        ("f01.txt", 1),
+        ("f01.txt", 2),
+        ("f02.txt", 1),
+        ("f02.txt", 2),
+    ]
+    whole = call(file_tools(tmp_path), "search_files", query="needle", pattern="long.txt")[1]
+    assert whole["matches"][0]["text"] == "needle " + "x" * 113  # 120 characters of the line
 
 
 @pytest.mark.parametrize("path", ["../x", "/etc/passwd", "link.txt", "pkg/../../x"])

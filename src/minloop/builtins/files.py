@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,12 @@ from ..tools import Tool, tool
 # with 10 it once left out which file is the largest.
 MAX_LISTED = 5
 MAX_READ = 20_000
-MAX_MATCHES = 50
+# search_files names up to 10 files (most matching lines first) and quotes 5 lines: with 50 lines
+# quoted, "Find the files that mention tool_choice." in this repository gave the model 2,300
+# tokens to read (18 s on two cores) and it answered "Here is my answer.".
+MAX_FILES = 10
+MAX_MATCHES = 5
+MAX_LINE = 120
 
 
 def file_tools(root: str | os.PathLike[str] = ".") -> list[Tool]:
@@ -82,7 +88,7 @@ class Folder:
         return {"path": path, "chars": len(text), "content": text[:limit], "truncated": len(text) > limit}
 
     def search_files(self, query: str, pattern: str = "*") -> dict[str, Any]:
-        """Find lines containing a text (case-insensitive) in files matching a glob.
+        """Find the files and lines containing a text (case-insensitive), in files matching a glob.
 
         Args:
             query: Text to look for.
@@ -96,13 +102,17 @@ class Folder:
                 continue
             rel = path.relative_to(self.base).as_posix()
             matches += [
-                {"path": rel, "line": n, "text": line.strip()[:200]}
+                {"path": rel, "line": n, "text": line.strip()[:MAX_LINE]}
                 for n, line in enumerate(lines, 1)
                 if needle in line.lower()
             ]
+        per_file = Counter(m["path"] for m in matches)
+        ranked = sorted(per_file.items(), key=lambda f: -f[1])  # most matching lines first
         return {
             "query": query,
             "count": len(matches),
+            "file_count": len(per_file),
+            "files": [{"path": p, "lines": n} for p, n in ranked[:MAX_FILES]],
             "matches": matches[:MAX_MATCHES],
-            "truncated": len(matches) > MAX_MATCHES,
+            "truncated": len(matches) > MAX_MATCHES or len(per_file) > MAX_FILES,
         }
