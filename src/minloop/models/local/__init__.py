@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import json
 import os
 import threading
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -23,16 +22,16 @@ from typing import Any
 
 from ...guard import ensure_not_in_tool
 from ...language import user_language
-from ...messages import Message, loads
+from ...messages import Message
 from ...streaming import TextDelta
-from ..base import ModelRequest, ModelResponse, Usage
+from ..base import ModelRequest, ModelResponse
 from .decoding import (
-    FORMAT_INSTRUCTION,
-    PARALLEL_INSTRUCTION,
     answer_schema,
     decision_schema,
-    parse_decision,
+    renderable,
+    response_of,
     ungrounded_note,
+    with_instruction,
 )
 from .evidence import HONESTY, AnswerWatch, EvidenceCheck, is_note
 from .gguf import check_gguf, ensure_gguf
@@ -203,7 +202,7 @@ class LocalModel:
         watches: list[Callable[[str], bool]] = [loop] if evidence is None else [evidence, loop]
         reply = await asyncio.to_thread(complete, server, lock, body, cache, watches=watches)
         cut = bool(evidence and evidence.tripped)
-        response = _response(reply, prefix, constrained="json_schema" in body, cut=cut)
+        response = response_of(reply, prefix, constrained="json_schema" in body, cut=cut)
         if loop.kept is not None and not cut:
             response = replace(response, message={**response.message, "content": loop.kept})
         return response, reply["choices"][0].get("finish_reason") == "length"
@@ -289,7 +288,7 @@ class LocalModel:
     def body(self, request: ModelRequest) -> dict[str, Any]:
         """The runtime's chat-completion request for a ``ModelRequest``."""
         body: dict[str, Any] = {
-            "messages": _renderable(request.messages),
+            "messages": renderable(request.messages),
             **self.sampling,
             "cache_prompt": True,
         }
@@ -298,7 +297,7 @@ class LocalModel:
             body["tools"] = list(request.tools)
             if self.constrain:
                 honesty = HONESTY[user_language(request.messages)] if self.honest else None
-                body["messages"] = _with_instruction(body["messages"], self.parallel, honesty)
+                body["messages"] = with_instruction(body["messages"], self.parallel, honesty)
                 body["json_schema"] = decision_schema(
                     request.tools, request.tool_choice, parallel=self.parallel, answer=answer
                 )
@@ -330,62 +329,3 @@ class LocalModel:
                 template = str(get(server, "/props").get("chat_template"))
                 _CACHES[key] = PrefixCache(prefix_dir(), model_identity(Path(key[0]), template))
             return _CACHES[key]
-
-
-def _renderable(messages: Sequence[Message]) -> list[Message]:
-    """The messages, with call arguments that are not JSON (a reply cut off mid-call) given to the
-    runtime as a JSON string: its template parses every call's arguments and refuses the request
-    otherwise."""
-    out = []
-    for message in messages:
-        calls = message.get("tool_calls") or []
-        if any(not _is_json(c.get("function", {}).get("arguments")) for c in calls):
-            calls = [_quoted(c) for c in calls]
-            message = {**message, "tool_calls": calls}
-        out.append(message)
-    return out
-
-
-def _quoted(call: dict[str, Any]) -> dict[str, Any]:
-    fn = call.get("function", {})
-    if _is_json(fn.get("arguments")):
-        return call
-    return {**call, "function": {**fn, "arguments": json.dumps(str(fn.get("arguments") or ""))}}
-
-
-def _is_json(text: Any) -> bool:
-    try:
-        loads(text or "{}")
-    except (TypeError, ValueError, RecursionError):
-        return False
-    return True
-
-
-def _with_instruction(messages: list[Message], parallel: bool, honesty: str | None = None) -> list[Message]:
-    instruction = PARALLEL_INSTRUCTION if parallel else FORMAT_INSTRUCTION
-    instruction = f"{honesty}\n{instruction}" if honesty else instruction
-    if messages and messages[0].get("role") == "system" and isinstance(messages[0].get("content"), str):
-        first = {**messages[0], "content": f"{messages[0]['content']}\n\n{instruction}"}
-        return [first, *messages[1:]]
-    return [{"role": "system", "content": instruction}, *messages]
-
-
-def _response(reply: dict[str, Any], prefix: str, *, constrained: bool, cut: bool = False) -> ModelResponse:
-    choice = reply["choices"][0]
-    text = choice["message"].get("content") or ""
-    truncated = cut or choice.get("finish_reason") == "length"
-    message = (
-        parse_decision(text, prefix, truncated=truncated)
-        if constrained
-        else {"role": "assistant", "content": text}
-    )
-    usage = reply.get("usage") or {}
-    timings = reply.get("timings") or {}
-    return ModelResponse(
-        message=message,
-        usage=Usage(
-            prompt_tokens=int(usage.get("prompt_tokens") or 0),
-            completion_tokens=int(usage.get("completion_tokens") or 0),
-            evaluated_tokens=timings.get("prompt_n"),
-        ),
-    )

@@ -17,8 +17,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from ...messages import Message
-from ..base import ToolChoice
+from ...messages import Message, loads
+from ..base import ModelResponse, ToolChoice, Usage
 
 __all__ = [
     "FORMAT_INSTRUCTION",
@@ -26,7 +26,10 @@ __all__ = [
     "answer_schema",
     "decision_schema",
     "parse_decision",
+    "renderable",
+    "response_of",
     "ungrounded_note",
+    "with_instruction",
 ]
 
 FORMAT_INSTRUCTION = (
@@ -189,3 +192,62 @@ def _dump_args(arguments: Any) -> str:
     if isinstance(arguments, str):
         return arguments
     return json.dumps(arguments if arguments is not None else {}, ensure_ascii=False)
+
+
+def renderable(messages: Sequence[Message]) -> list[Message]:
+    """The messages, with call arguments that are not JSON (a reply cut off mid-call) given to the
+    runtime as a JSON string: its template parses every call's arguments and refuses the request
+    otherwise."""
+    out = []
+    for message in messages:
+        calls = message.get("tool_calls") or []
+        if any(not _is_json(c.get("function", {}).get("arguments")) for c in calls):
+            calls = [_quoted(c) for c in calls]
+            message = {**message, "tool_calls": calls}
+        out.append(message)
+    return out
+
+
+def _quoted(call: dict[str, Any]) -> dict[str, Any]:
+    fn = call.get("function", {})
+    if _is_json(fn.get("arguments")):
+        return call
+    return {**call, "function": {**fn, "arguments": json.dumps(str(fn.get("arguments") or ""))}}
+
+
+def _is_json(text: Any) -> bool:
+    try:
+        loads(text or "{}")
+    except (TypeError, ValueError, RecursionError):
+        return False
+    return True
+
+
+def with_instruction(messages: list[Message], parallel: bool, honesty: str | None = None) -> list[Message]:
+    instruction = PARALLEL_INSTRUCTION if parallel else FORMAT_INSTRUCTION
+    instruction = f"{honesty}\n{instruction}" if honesty else instruction
+    if messages and messages[0].get("role") == "system" and isinstance(messages[0].get("content"), str):
+        first = {**messages[0], "content": f"{messages[0]['content']}\n\n{instruction}"}
+        return [first, *messages[1:]]
+    return [{"role": "system", "content": instruction}, *messages]
+
+
+def response_of(reply: dict[str, Any], prefix: str, *, constrained: bool, cut: bool = False) -> ModelResponse:
+    choice = reply["choices"][0]
+    text = choice["message"].get("content") or ""
+    truncated = cut or choice.get("finish_reason") == "length"
+    message = (
+        parse_decision(text, prefix, truncated=truncated)
+        if constrained
+        else {"role": "assistant", "content": text}
+    )
+    usage = reply.get("usage") or {}
+    timings = reply.get("timings") or {}
+    return ModelResponse(
+        message=message,
+        usage=Usage(
+            prompt_tokens=int(usage.get("prompt_tokens") or 0),
+            completion_tokens=int(usage.get("completion_tokens") or 0),
+            evaluated_tokens=timings.get("prompt_n"),
+        ),
+    )
