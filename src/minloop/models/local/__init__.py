@@ -37,6 +37,7 @@ from .evidence import HONESTY, AnswerWatch, EvidenceCheck, is_note
 from .gguf import check_gguf, ensure_gguf
 from .grounding import ground_calls
 from .prefix_cache import PrefixCache, model_identity, prefix_dir
+from .render import Layout
 from .runtime import complete, get, load, post, relevance_of
 from .select import menu_tokens, select_tools
 from .stream import TEXT_SINK, Repetition
@@ -54,6 +55,7 @@ SELECT_ABOVE = 8
 SELECT_TOKENS = 1000
 _SERVERS: dict[tuple[str, int, int], tuple[Any, threading.Lock]] = {}
 _CACHES: dict[tuple[str, int, int], PrefixCache] = {}
+_LAYOUTS: dict[tuple[str, int, int], Layout | None] = {}
 _LOAD_LOCK = threading.Lock()
 
 
@@ -79,6 +81,8 @@ class LocalModel:
     when nothing matches, the model answers without tools. ``prefix_cache`` (on): the system
     prompt and tool definitions are evaluated once and kept on disk under the cache directory,
     so a new process with the same tools skips them (``minloop.models.local.prefix_cache``).
+    ``compact_tools`` (on): the tool definitions are written as the model's template writes them
+    but without the spaces in their JSON, 19% fewer tokens (``minloop.models.local.render``).
 
     ``faithful`` (default on) holds answers to the
     evidence: ``answer_check`` is ``minloop.models.local.evidence.EvidenceCheck`` (an answer that uses
@@ -110,6 +114,7 @@ class LocalModel:
         select_above: int | None = SELECT_ABOVE,
         select_tokens: int | None = SELECT_TOKENS,
         prefix_cache: bool = True,
+        compact_tools: bool = True,
         faithful: bool = True,
         honest: bool = False,
     ) -> None:
@@ -127,6 +132,7 @@ class LocalModel:
         self.select_above = select_above
         self.select_tokens = select_tokens
         self.prefix_cache = prefix_cache
+        self.compact_tools = compact_tools
         self.faithful = faithful
         self.honest = honest
         # its second try has tools off, so an answer that used no tool result is declined at once
@@ -137,6 +143,7 @@ class LocalModel:
         selection) and without the disk prefix cache the policy's runs fill: a baseline."""
         twin = copy.copy(self)
         twin.grounded, twin.gate, twin.select_above, twin.prefix_cache = False, None, None, False
+        twin.compact_tools = False
         twin.faithful, twin.honest, twin.answer_check = False, False, None
         return twin
 
@@ -151,7 +158,7 @@ class LocalModel:
     def count_tokens(self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] = ()) -> int:
         """Exact prompt tokens of a request, through the model's own template and tokenizer."""
         server, _ = self._server()
-        body = self.body(ModelRequest(list(messages), list(tools)))
+        body = self.wire(self.body(ModelRequest(list(messages), list(tools))))
         prompt = post(server, "/apply-template", {"messages": body["messages"], "tools": body.get("tools")})[
             "prompt"
         ]
@@ -200,7 +207,7 @@ class LocalModel:
         server, lock = self._server()
         evidence, loop = self._watch(request), Repetition()
         watches: list[Callable[[str], bool]] = [loop] if evidence is None else [evidence, loop]
-        reply = await asyncio.to_thread(complete, server, lock, body, cache, watches=watches)
+        reply = await asyncio.to_thread(complete, server, lock, self.wire(body), cache, watches=watches)
         cut = bool(evidence and evidence.tripped)
         response = response_of(reply, prefix, constrained="json_schema" in body, cut=cut)
         if loop.kept is not None and not cut:
@@ -304,6 +311,28 @@ class LocalModel:
         elif self.constrain and request.output_schema is not None:
             body["json_schema"] = answer
         return body
+
+    def wire(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The runtime request for ``body``: its tools written into the system message without the
+        spaces in their JSON, when ``compact_tools`` is on and the template's layout is known."""
+        layout = self._layout() if self.compact_tools and body.get("tools") else None
+        inlined = layout.inline(body["messages"], body["tools"]) if layout else None
+        if inlined is None:
+            return body
+        return {**{k: v for k, v in body.items() if k != "tools"}, "messages": inlined}
+
+    def _layout(self) -> Layout | None:
+        """How the loaded model's template writes tools (once per loaded model)."""
+        key = self._key()
+        server = self._server()[0]
+        with _LOAD_LOCK:
+            if key not in _LAYOUTS:
+                _LAYOUTS[key] = Layout.of(
+                    lambda messages, tools: post(
+                        server, "/apply-template", {"messages": messages, "tools": tools}
+                    )["prompt"]
+                )
+            return _LAYOUTS[key]
 
     def _key(self) -> tuple[str, int, int]:
         """The loaded weights' key; the bundled file is found and verified once per instance."""

@@ -63,7 +63,7 @@ def complete(
     with lock:  # one slot: serialised calls keep the KV cache on the growing transcript
         try:
             primed = 0
-            if cache is not None and body.get("tools"):
+            if cache is not None:  # the leading system messages (with the tools written in them)
                 primed = cache.prepare(partial(post, server), server.handle_completions, body)
             if sink is None:
                 reply = server.handle_chat_completions(body)

@@ -1,0 +1,89 @@
+"""Tool definitions written as the model's template writes them, without the spaces."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from minloop import ModelRequest
+from minloop.builtins import default_tools
+from minloop.models.local import LocalModel
+from minloop.models.local.render import Layout, compact
+from minloop.models.local.runtime import post
+
+HEAD = "\n\n# Tools\n<tools>"
+TAIL = "\n</tools>\nCall one."
+
+
+def qwen_like(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> str:
+    """A template in the layout Qwen2.5's uses: the tools after the system message's text."""
+    system, *rest = messages
+    block = HEAD + "".join("\n" + json.dumps(t, ensure_ascii=False) for t in tools) + TAIL if tools else ""
+    turns = "".join(f"<{m['role']}>{m['content']}</{m['role']}>" for m in rest)
+    return f"<system>{system['content']}{block}</system>{turns}<assistant>"
+
+
+def in_the_user_turn(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> str:
+    """A template that lists the tools elsewhere (as Llama 3's does, in the user's turn)."""
+    listed = json.dumps(tools) if tools else ""
+    return "".join(f"<{m['role']}>{m['content']}{listed if m['role'] == 'user' else ''}" for m in messages)
+
+
+def ascii_only(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> str:
+    """Qwen's layout, but with non-ASCII text escaped: the compact lines would differ in more than spaces."""
+    system, *rest = messages
+    block = HEAD + "".join("\n" + json.dumps(t) for t in tools) + TAIL if tools else ""
+    return f"<system>{system['content']}{block}</system>" + "".join(m["content"] for m in rest)
+
+
+def test_the_layout_is_read_from_the_template() -> None:
+    layout = Layout.of(qwen_like)
+    assert layout == Layout(HEAD, TAIL)
+    tool = {"type": "function", "function": {"name": "f", "description": "东京", "parameters": {}}}
+    messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "hi"}]
+    assert layout.inline(messages, [tool, tool]) == [
+        {
+            "role": "system",
+            "content": 'Be brief.\n\n# Tools\n<tools>\n{"type":"function","function":{"name":"f",'
+            '"description":"东京","parameters":{}}}\n{"type":"function","function":{"name":"f",'
+            '"description":"东京","parameters":{}}}\n</tools>\nCall one.',
+        },
+        {"role": "user", "content": "hi"},
+    ]
+    assert layout.inline([{"role": "user", "content": "hi"}], [tool]) is None  # no system message to extend
+
+
+def test_other_layouts_keep_the_tools_with_the_runtime() -> None:
+    def broken(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> str:
+        raise ValueError("this template cannot render tools")
+
+    assert Layout.of(in_the_user_turn) is None
+    assert Layout.of(ascii_only) is None
+    assert Layout.of(broken) is None
+
+
+@pytest.fixture(scope="module")
+def local() -> LocalModel:
+    model = LocalModel()
+    model.load()
+    return model
+
+
+@pytest.mark.local_model
+def test_the_prompt_is_the_templates_own_but_for_the_spaces(local: LocalModel) -> None:
+    tools = [t.spec() for t in default_tools(".")]
+    request = ModelRequest([{"role": "user", "content": "现在东京几点？"}], tools)
+    body = local.body(request)
+    wired = local.wire(body)
+    assert "tools" not in wired and wired["json_schema"] == body["json_schema"]
+    server = local.load()
+    ours = post(server, "/apply-template", {"messages": wired["messages"]})["prompt"]
+    theirs = post(server, "/apply-template", {"messages": body["messages"], "tools": tools})["prompt"]
+    for tool in tools:
+        theirs = theirs.replace(json.dumps(tool, ensure_ascii=False), compact(tool))
+    assert ours == theirs
+    spaced = LocalModel(compact_tools=False)
+    assert spaced.wire(body) == body
+    assert local.count_tokens(request.messages, tools) < 0.85 * spaced.count_tokens(request.messages, tools)
