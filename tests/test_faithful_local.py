@@ -69,7 +69,8 @@ def test_an_invented_answer_is_stopped_at_its_first_unsupported_sentence() -> No
     from minloop.models.local import LocalModel
     from minloop.models.local.evidence import evidence_of, unsupported
 
-    model = LocalModel()
+    # the built-in tools shown whole, as the template writes them: the model answers, and invents
+    model = LocalModel(select_tokens=None, compact_tools=False)
     question = [{"role": "user", "content": "Who won the 2018 World Cup and what was the score?"}]
     specs = [t.spec() for t in default_tools()]
     # the loop passes its answer check; the model's own evidence check would replace this answer
