@@ -101,7 +101,7 @@ def test_a_request_in_another_script_than_the_tools_is_not_comparable() -> None:
 
 
 def test_local_model_narrows_only_large_menus() -> None:
-    model = LocalModel(select_above=8, select_tokens=None)  # nothing is loaded: narrowing comes first
+    model = LocalModel(select_above=8)  # nothing is loaded: narrowing happens before the model is called
     weather = ModelRequest(user("What's the weather in Paris?"), MENU)
     assert names(model.narrowed(weather).tools) == ["get_weather"]
     assert model.narrowed(ModelRequest(weather.messages, MENU[:8])).tools == MENU[:8]
@@ -138,13 +138,27 @@ def test_local_model_narrows_only_large_menus() -> None:
 
 def test_local_model_narrows_a_few_tools_with_long_definitions() -> None:
     def long(name: str, words: str) -> dict:
-        text = ((words + " ") * 100)[:440]  # 440 characters of description: ~130 tokens a tool
+        text = ((words + " ") * 200)[:1100]  # 1,100 characters of description: ~290 tokens a tool
         return {"type": "function", "function": {"name": name, "description": text, "parameters": {}}}
 
-    menu = [long("get_weather", "weather forecast city"), long("send_email", "email message")]
-    assert 200 < menu_tokens(menu) < 300 < menu_tokens([*menu, long("search", "web")])
-    request = ModelRequest(user("What's the weather in Paris?"), [*menu, long("search", "web")])
-    assert names(LocalModel().narrowed(request).tools) == ["get_weather"]  # 3 tools, over 300 tokens
+    menu = [
+        long("get_weather", "weather forecast city"),
+        long("send_email", "email message"),
+        long("search", "web"),
+    ]
+    assert 800 < menu_tokens(menu) < 1000 < menu_tokens([*menu, long("translate", "translate text")])
+    request = ModelRequest(user("What's the weather in Paris?"), [*menu, long("translate", "translate text")])
+    assert names(LocalModel().narrowed(request).tools) == ["get_weather"]  # 4 tools, over 1,000 tokens
     assert LocalModel().narrowed(ModelRequest(request.messages, menu)).tools == menu  # under: whole
     assert LocalModel(select_tokens=None).narrowed(request) == request  # counted by tools only
-    assert LocalModel(select_tokens=200).narrowed(ModelRequest(request.messages, menu)).tools == menu[:1]
+    assert LocalModel(select_tokens=500).narrowed(ModelRequest(request.messages, menu)).tools == menu[:1]
+
+
+def test_the_built_in_tools_are_shown_whole() -> None:
+    from minloop.builtins import default_tools
+
+    specs = [t.spec() for t in default_tools(".")]
+    # no word of it names the calculator: narrowed, the menu would be empty and the model would decline
+    divide = ModelRequest(user("What is 4800 divided by 12?"), specs)
+    assert select_tools(specs, divide.messages).tools == []
+    assert LocalModel().narrowed(divide) == divide

@@ -46,12 +46,14 @@ __all__ = ["LocalModel"]
 
 DEFAULT_MODEL = "qwen2.5-coder-0.5b"
 ABSTAIN_TOKENS = 64  # the short answer after a call on invented values or an unsupported answer (~2 s)
-# Menus of more tools are narrowed to the tools that match the request (benchmarks/menu_sizes.py),
+# Menus of more tools are narrowed to the tools that match the request (benchmarks/menu_sizes.py);
+# smaller ones are shown whole: a lexical match misses requests that name no word of the tool
+# ("What is 4800 divided by 12?" shares none with the calculator), and narrowing the built-in
+# tools left such requests without a tool (see the README).
 SELECT_ABOVE = 8
-# and so are menus whose definitions take more tokens than this, however few the tools: on BFCL's
-# non-live multiple requests, narrowed menus were right as often as whole ones (30 vs 29 of 40
-# menus of 300-500 tokens, 36 of 48 both above 500) at 0.75x and 0.52x the time.
-SELECT_TOKENS = 300
+# So are menus whose definitions take more tokens than this (~7 s of prompt on two cores);
+# every menu of BFCL's non-live categories stays under it (at most ~800 tokens).
+SELECT_TOKENS = 1000
 _SERVERS: dict[tuple[str, int, int], tuple[Any, threading.Lock]] = {}
 _CACHES: dict[tuple[str, int, int], PrefixCache] = {}
 _LAYOUTS: dict[tuple[str, int, int], Layout | None] = {}
