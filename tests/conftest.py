@@ -25,3 +25,13 @@ def trace_db(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monke
     path = tmp_path_factory.mktemp("traces") / "traces.db"
     monkeypatch.setenv("MINLOOP_TRACE_DB", str(path))
     return path
+
+
+@pytest.fixture(scope="session")
+def local() -> Any:
+    """The bundled embedded model, loaded once for the tests that run it."""
+    from minloop.models.local import LocalModel
+
+    model = LocalModel()
+    model.load()
+    return model

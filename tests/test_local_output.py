@@ -30,13 +30,6 @@ class Capital(BaseModel):
     city: Annotated[str, AfterValidator(no_city)]  # a rule the JSON schema cannot carry
 
 
-@pytest.fixture(scope="module")
-def local() -> LocalModel:
-    model = LocalModel()
-    model.load()
-    return model
-
-
 def test_a_typed_answer_decoded_under_the_schema(local: LocalModel) -> None:
     result = Loop(local, [calculator], max_steps=4, output=Product).run_sync(
         "What is 17 * 23? Use the calculator."

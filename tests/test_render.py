@@ -64,13 +64,6 @@ def test_other_layouts_keep_the_tools_with_the_runtime() -> None:
     assert Layout.of(broken) is None
 
 
-@pytest.fixture(scope="module")
-def local() -> LocalModel:
-    model = LocalModel()
-    model.load()
-    return model
-
-
 @pytest.mark.local_model
 def test_the_prompt_is_the_templates_own_but_for_the_spaces(local: LocalModel) -> None:
     tools = [t.spec() for t in default_tools(".")]
