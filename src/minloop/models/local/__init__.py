@@ -192,7 +192,10 @@ class LocalModel:
         # A call resting on invented values is not made: the model answers, told what is missing.
         retry = replace(
             request,
-            messages=[*request.messages, {"role": "system", "content": ungrounded_note(missing)}],
+            messages=[
+                *request.messages,
+                {"role": "system", "content": ungrounded_note(missing, user_language(request.messages))},
+            ],
             tool_choice="none",
         )
         body = {**self.body(retry), "max_tokens": min(self.sampling["max_tokens"], ABSTAIN_TOKENS)}

@@ -17,6 +17,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from ...language import Language
 from ...messages import Message, loads
 from ..base import ModelResponse, ToolChoice, Usage
 
@@ -108,8 +109,12 @@ def decision_schema(
     return {**schema, "$defs": defs} if defs and tool_choice == "auto" else schema
 
 
-def ungrounded_note(missing: dict[str, list[str]]) -> str:
-    """The instruction after a call whose required values the conversation does not give."""
+def ungrounded_note(missing: dict[str, list[str]], language: Language = "en") -> str:
+    """The instruction after a call whose required values the conversation does not give, in the
+    user's language: the small model often repeats it in its answer."""
+    if language == "zh":
+        what = "；".join(f"{name} 需要 {'、'.join(args)}" for name, args in missing.items())
+        return f"现在不要调用函数：{what}，对话中没有给出这些值。请直接简短地回答用户；如果需要这些值，请向用户询问。"
     what = "; ".join(f"{name} needs {', '.join(args)}" for name, args in missing.items())
     return (
         f"Do not call a function now: {what}, and the conversation does not give these values. "
