@@ -17,6 +17,7 @@ import os
 import threading
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -327,16 +328,20 @@ class LocalModel:
 
     def _layout(self) -> Layout | None:
         """How the loaded model's template writes tools (once per loaded model)."""
+
+        def render(server: Any, messages: list[Message], tools: list[dict[str, Any]] | None) -> str:
+            return str(post(server, "/apply-template", {"messages": messages, "tools": tools})["prompt"])
+
+        return self._per_model(_LAYOUTS, lambda server: Layout.of(partial(render, server)))
+
+    def _per_model(self, table: dict[tuple[str, int, int], Any], build: Callable[[Any], Any]) -> Any:
+        """``table``'s entry for the loaded weights, built from the runtime server the first time."""
         key = self._key()
         server = self._server()[0]
         with _LOAD_LOCK:
-            if key not in _LAYOUTS:
-                _LAYOUTS[key] = Layout.of(
-                    lambda messages, tools: post(
-                        server, "/apply-template", {"messages": messages, "tools": tools}
-                    )["prompt"]
-                )
-            return _LAYOUTS[key]
+            if key not in table:
+                table[key] = build(server)
+            return table[key]
 
     def _key(self) -> tuple[str, int, int]:
         """The loaded weights' key; the bundled file is found and verified once per instance."""
@@ -355,10 +360,10 @@ class LocalModel:
         """The on-disk prefix cache of the loaded weights (one per loaded model); ``None`` when off."""
         if not self.prefix_cache:
             return None
-        key = self._key()
-        server = self._server()[0]
-        with _LOAD_LOCK:
-            if key not in _CACHES:
-                template = str(get(server, "/props").get("chat_template"))
-                _CACHES[key] = PrefixCache(prefix_dir(), model_identity(Path(key[0]), template))
-            return _CACHES[key]
+
+        def build(server: Any) -> PrefixCache:
+            template = str(get(server, "/props").get("chat_template"))
+            return PrefixCache(prefix_dir(), model_identity(Path(self._key()[0]), template))
+
+        cache: PrefixCache = self._per_model(_CACHES, build)
+        return cache
