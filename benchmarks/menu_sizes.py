@@ -113,7 +113,7 @@ def main() -> None:
     selected = LocalModel(select_above=0, prefix_cache=False)
     whole = LocalModel(select_above=None, prefix_cache=False)
     wide = LocalModel(select_above=None, prefix_cache=False, n_ctx=8192)
-    default = LocalModel(prefix_cache=False)  # narrows above 8 tools or ~1,000 tokens of definitions
+    default = LocalModel(prefix_cache=False)  # narrows above 32 tools or ~2,500 tokens of definitions
     selected.load()
     configs: list[tuple[str, LocalModel, int | None, int]] = [("own functions only", whole, None, len(items))]
     for size in (int(s) for s in args.sizes.split(",")):

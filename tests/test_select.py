@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import sys
 from typing import Any
 
 from minloop import ModelRequest
@@ -138,7 +140,7 @@ def test_local_model_narrows_only_large_menus() -> None:
 
 def test_local_model_narrows_a_few_tools_with_long_definitions() -> None:
     def long(name: str, words: str) -> dict:
-        text = ((words + " ") * 200)[:1100]  # 1,100 characters of description: ~290 tokens a tool
+        text = ((words + " ") * 600)[:2700]  # 2,700 characters of description: ~700 tokens a tool
         return {"type": "function", "function": {"name": name, "description": text, "parameters": {}}}
 
     menu = [
@@ -146,9 +148,9 @@ def test_local_model_narrows_a_few_tools_with_long_definitions() -> None:
         long("send_email", "email message"),
         long("search", "web"),
     ]
-    assert 800 < menu_tokens(menu) < 1000 < menu_tokens([*menu, long("translate", "translate text")])
+    assert 2000 < menu_tokens(menu) < 2500 < menu_tokens([*menu, long("translate", "translate text")])
     request = ModelRequest(user("What's the weather in Paris?"), [*menu, long("translate", "translate text")])
-    assert names(LocalModel().narrowed(request).tools) == ["get_weather"]  # 4 tools, over 1,000 tokens
+    assert names(LocalModel().narrowed(request).tools) == ["get_weather"]  # 4 tools, over 2,500 tokens
     assert LocalModel().narrowed(ModelRequest(request.messages, menu)).tools == menu  # under: whole
     assert LocalModel(select_tokens=None).narrowed(request) == request  # counted by tools only
     assert LocalModel(select_tokens=500).narrowed(ModelRequest(request.messages, menu)).tools == menu[:1]
@@ -162,3 +164,27 @@ def test_the_built_in_tools_are_shown_whole() -> None:
     divide = ModelRequest(user("What is 4800 divided by 12?"), specs)
     assert select_tools(specs, divide.messages).tools == []
     assert LocalModel().narrowed(divide) == divide
+
+
+def test_the_built_in_tools_with_two_mcp_servers_are_shown_whole() -> None:
+    from minloop.builtins import default_tools
+    from minloop.mcp import connect
+    from minloop.tools import tool_specs
+
+    async def menu() -> list[dict]:
+        async with connect(
+            f"{sys.executable} -m mcp_server_time", f"{sys.executable} -m mcp_server_git"
+        ) as extra:
+            return tool_specs([*default_tools("."), *extra])
+
+    specs = asyncio.run(menu())
+    assert len(specs) == 19 and 2000 < menu_tokens(specs) < 2500
+    # narrowed, these would lose their tool: none for the division, the clocks for "times", git_log for "week"
+    for text, chosen in [
+        ("What is 4800 divided by 12?", []),
+        ("What is 1234 times 5678?", ["current_time", "get_current_time", "convert_time"]),
+        ("What day of the week is it in Sydney?", ["git_log"]),
+    ]:
+        request = ModelRequest(user(text), specs)
+        assert names(select_tools(specs, request.messages).tools) == chosen
+        assert LocalModel().narrowed(request) == request
