@@ -10,8 +10,9 @@ narrowed to the tools that match the request (``LocalModel(select_above=0)``) an
 (``select_above=None``), one after the other per request (the order alternates). The same menu
 serves every request, as it does for an agent: the whole menu's prefix is evaluated by the first,
 untimed request and kept (the time it took is printed), a narrowed menu differs from request to
-request. Judged as ``faithful.py`` judges: the expected call made with the expected value, and
-no number the request and the tool results do not give.
+request. Judged as ``faithful.py`` judges: the expected call made with the expected value (the
+time server's ``get_current_time`` in the expected zone serves a clock request too), and no number
+the request and the tool results do not give.
 """
 
 from __future__ import annotations
@@ -28,9 +29,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 from faithful import _mean, _rate, judge
-from faithful_set import FILES, ITEMS
+from faithful_set import FILES, ITEMS, Expected
 
-from minloop import Loop
+from minloop import Loop, RunResult
 from minloop.builtins import default_tools
 from minloop.mcp import connect
 from minloop.models.local import LocalModel
@@ -69,6 +70,7 @@ async def measure(out: Path, servers: list[str], start: int, stop: int) -> None:
                     "calls": [[c.name, c.arguments] for s in result.steps for c in s.tool_calls],
                     **judge(result, request, expected, group),
                 }
+                row["tool"] = row["tool"] or _time_server_ok(result, expected)
                 with out.open("a", encoding="utf-8") as f:
                     f.write(json.dumps(row, ensure_ascii=False) + "\n")
                 print(
@@ -76,6 +78,19 @@ async def measure(out: Path, servers: list[str], start: int, stop: int) -> None:
                     f"{seconds:5.1f}s {request[:40]!r} -> {str(result.output)[:60]!r}",
                     flush=True,
                 )
+
+
+def _time_server_ok(result: RunResult, expected: Expected) -> bool | None:
+    """The time server's ``get_current_time`` serves a clock request as well as ``current_time``:
+    right when it ran in the expected zone."""
+    if expected is None or expected[0] != "current_time":
+        return None if expected is None else False
+    zone = f'"timezone": "{expected[2]}"'
+    return any(
+        call.name == "get_current_time" and not res.error and zone in res.content
+        for step in result.steps
+        for call, res in zip(step.tool_calls, step.results, strict=False)
+    )
 
 
 def report(path: Path) -> None:
