@@ -54,7 +54,7 @@ ABSTAIN_TOKENS = 64  # the short answer after a call on invented values or an un
 # time and git MCP servers (19 tools, ~2,200 tokens), narrowed menus got the right call for 14 of
 # 22 English requests, the whole menu for 18, at about the same time (benchmarks/large_menu.py).
 SELECT_ABOVE = 32
-SELECT_TOKENS = 2500  # ~2,000 tokens as the model reads them: half the default 4,096-token window
+SELECT_TOKENS = 2500  # estimated: those 19 tools, ~2,200, take 2,054 of the default 4,096-token window
 _SERVERS: dict[tuple[str, int, int], tuple[Any, threading.Lock]] = {}
 _CACHES: dict[tuple[str, int, int], PrefixCache] = {}
 _LAYOUTS: dict[tuple[str, int, int], Layout | None] = {}
