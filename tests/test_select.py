@@ -6,6 +6,8 @@ import asyncio
 import sys
 from typing import Any
 
+import pytest
+
 from minloop import ModelRequest
 from minloop.models.local import LocalModel
 from minloop.models.local.select import menu_tokens, select_tools, terms
@@ -188,3 +190,39 @@ def test_the_built_in_tools_with_two_mcp_servers_are_shown_whole() -> None:
         request = ModelRequest(user(text), specs)
         assert names(select_tools(specs, request.messages).tools) == chosen
         assert LocalModel().narrowed(request) == request
+
+
+def test_a_chinese_request_on_a_large_english_menu_is_ranked_in_english(local: LocalModel) -> None:
+    from minloop.builtins import default_tools
+    from minloop.exceptions import ContextOverflowError
+    from minloop.tools import tool_specs
+
+    def long(name: str, words: str) -> dict:
+        text = " ".join(f"{words} {n}." for n in range(400))[:2700]  # numbered: ~1,000 tokens a tool
+        return {"type": "function", "function": {"name": name, "description": text, "parameters": {}}}
+
+    extra = [("send_email", "email message"), ("search_web", "web page"), ("translate", "language text")]
+    extra += [
+        ("book_flight", "flight airport"),
+        ("order_food", "restaurant meal"),
+        ("play_music", "song album"),
+    ]
+    specs = [*tool_specs(default_tools(".")), *(long(name, words) for name, words in extra)]
+    request = ModelRequest(user("现在东京几点了？"), specs)
+    assert local.count_tokens(request.messages, specs) > 4096  # whole, the menu does not fit the window
+    assert local.narrowed(request) == request  # Chinese words, English tools: nothing to compare
+    with pytest.raises(ContextOverflowError, match="the window is 4096"):
+        asyncio.run(LocalModel(select_above=None).call(request))
+    response = asyncio.run(local.call(request))
+    assert "time" in local._english["现在东京几点了？"].lower()  # the model's translation, for ranking only
+    assert response.message == {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "call_1_1",
+                "type": "function",
+                "function": {"name": "current_time", "arguments": '{"timezone": "Asia/Tokyo"}'},
+            }
+        ],
+    }

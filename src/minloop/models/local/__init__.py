@@ -39,7 +39,7 @@ from .gguf import check_gguf, ensure_gguf
 from .grounding import ground_calls
 from .prefix_cache import PrefixCache, model_identity, prefix_dir
 from .render import Layout
-from .runtime import complete, get, load, post, relevance_of
+from .runtime import complete, english_of, get, load, post, relevance_of
 from .select import menu_tokens, select_tools
 from .stream import TEXT_SINK, Repetition
 
@@ -139,6 +139,7 @@ class LocalModel:
         self.honest = honest
         # its second try has tools off, so an answer that used no tool result is declined at once
         self.answer_check: EvidenceCheck | None = EvidenceCheck(resend_unused=False) if faithful else None
+        self._english: dict[str, str] = {}  # requests translated for tool selection
 
     def plain(self) -> LocalModel:
         """This model without minloop's decision policy (no grounding, gate, evidence check or tool
@@ -169,7 +170,7 @@ class LocalModel:
     async def call(self, request: ModelRequest) -> ModelResponse:
         ensure_not_in_tool(self.name)
         server, lock = self._server()
-        request = self.narrowed(request)
+        request = await self._narrow(request)
         if self._gated(request):
             relevant = await asyncio.to_thread(relevance_of, server, lock, self.body(request))
             request = replace(request, tool_choice="auto" if relevant >= (self.gate or 0.0) else "none")
@@ -232,26 +233,56 @@ class LocalModel:
             return None
         return AnswerWatch(request.messages) if check.replaces(request.messages) else None
 
-    def narrowed(self, request: ModelRequest) -> ModelRequest:
+    def narrowed(self, request: ModelRequest, english: str | None = None) -> ModelRequest:
         """The request with only the tools that can matter, when the menu has more than
         ``select_above`` tools or its definitions more than about ``select_tokens`` tokens.
 
         Tools already called in the conversation and a tool forced by ``tool_choice`` stay; when
         no tool shares a word with the request, no tool is shown and the model answers (unless a
         call is required). A request written in a script none of the tools is written in keeps
-        the whole menu.
+        the whole menu, unless ``english`` gives its words in English (see ``_narrow``).
         """
         if self.select_above is None or request.tool_choice == "none" or not self._large(request.tools):
             return request
         keep = {c["function"]["name"] for m in request.messages for c in m.get("tool_calls") or []}
         if isinstance(request.tool_choice, dict):
             keep.add(request.tool_choice.get("function", {}).get("name", ""))
-        chosen = select_tools(request.tools, request.messages, keep=keep)
+        said = request.messages if english is None else [{"role": "user", "content": english}]
+        chosen = select_tools(request.tools, said, keep=keep)
         if not chosen.comparable or (not chosen.found and request.tool_choice != "auto"):
             return request
         if not chosen.found:
             return replace(request, tools=[], tool_choice="none")
         return replace(request, tools=chosen.tools)
+
+    async def _narrow(self, request: ModelRequest) -> ModelRequest:
+        """``narrowed``. A large menu in another script than the request (English tools, a
+        Chinese request) cannot be ranked, and shown whole it may not fit the window: the user's
+        last message is translated into English by the model (once per text) and ranked by that."""
+        text = self._foreign(request)
+        if text is None:
+            return self.narrowed(request)
+        if text not in self._english:
+            if len(self._english) >= 256:
+                self._english.clear()
+            server, lock = self._server()
+            self._english[text] = await asyncio.to_thread(english_of, server, lock, text)
+        return self.narrowed(request, self._english[text])
+
+    def _foreign(self, request: ModelRequest) -> str | None:
+        """The user's last message, when the request's menu is to be narrowed and cannot be
+        ranked against it (another script)."""
+        said = [m.get("content") for m in request.messages if m.get("role") == "user"]
+        if (
+            self.select_above is None
+            or request.tool_choice == "none"
+            or not said
+            or not isinstance(said[-1], str)
+        ):
+            return None
+        if not self._large(request.tools) or select_tools(request.tools, request.messages).comparable:
+            return None
+        return said[-1]
 
     def _large(self, tools: Sequence[dict[str, Any]]) -> bool:
         if self.select_above is not None and len(tools) > self.select_above:
