@@ -197,9 +197,10 @@ def test_a_chinese_request_on_a_large_english_menu_is_ranked_in_english(local: L
     from minloop.exceptions import ContextOverflowError
     from minloop.tools import tool_specs
 
-    def long(name: str, words: str) -> dict:
-        text = " ".join(f"{words} {n}." for n in range(400))[:2700]  # numbered: ~1,000 tokens a tool
-        return {"type": "function", "function": {"name": name, "description": text, "parameters": {}}}
+    def long(name: str, words: str, numbered: bool = True) -> dict:
+        # 2,700 characters: numbered ~1,100 tokens as the model reads them, repeated words ~460
+        text = " ".join(f"{words} {n}." for n in range(400)) if numbered else (words + " ") * 600
+        return {"type": "function", "function": {"name": name, "description": text[:2700], "parameters": {}}}
 
     extra = [("send_email", "email message"), ("search_web", "web page"), ("translate", "language text")]
     extra += [
@@ -215,6 +216,11 @@ def test_a_chinese_request_on_a_large_english_menu_is_ranked_in_english(local: L
         asyncio.run(LocalModel(select_above=None).call(request))
     response = asyncio.run(local.call(request))
     assert "time" in local._english["现在东京几点了？"].lower()  # the model's translation, for ranking only
+    short = [long(name, words, numbered=False) for name, words in extra[:3]]
+    fits = ModelRequest(user("伦敦现在几点？"), [*specs[:5], *short])  # large, and fits the window whole
+    assert menu_tokens(fits.tools) > 2500 and local.count_tokens(fits.messages, fits.tools) < 4096 - 384
+    asyncio.run(local.call(fits))
+    assert "伦敦现在几点？" not in local._english  # shown whole, not translated
     assert response.message == {
         "role": "assistant",
         "content": None,

@@ -257,32 +257,26 @@ class LocalModel:
 
     async def _narrow(self, request: ModelRequest) -> ModelRequest:
         """``narrowed``. A large menu in another script than the request (English tools, a
-        Chinese request) cannot be ranked, and shown whole it may not fit the window: the user's
-        last message is translated into English by the model (once per text) and ranked by that."""
-        text = self._foreign(request)
-        if text is None:
+        Chinese request) cannot be ranked, so it is shown whole; when whole it would not fit the
+        window, the user's last message is translated into English by the model (once per text)
+        and the tools are ranked by that."""
+        said = [m.get("content") for m in request.messages if m.get("role") == "user"]
+        text = said[-1] if said and self.select_above is not None and request.tool_choice != "none" else None
+        if not isinstance(text, str) or not self._large(request.tools):
             return self.narrowed(request)
+        if select_tools(request.tools, request.messages).comparable:
+            return self.narrowed(request)
+        if await asyncio.to_thread(self._fits, request):
+            return request  # cannot be ranked, and fits the window whole
         if text not in self._english:
-            if len(self._english) >= 256:
-                self._english.clear()
+            self._english = {} if len(self._english) >= 256 else self._english
             server, lock = self._server()
             self._english[text] = await asyncio.to_thread(english_of, server, lock, text)
         return self.narrowed(request, self._english[text])
 
-    def _foreign(self, request: ModelRequest) -> str | None:
-        """The user's last message, when the request's menu is to be narrowed and cannot be
-        ranked against it (another script)."""
-        said = [m.get("content") for m in request.messages if m.get("role") == "user"]
-        if (
-            self.select_above is None
-            or request.tool_choice == "none"
-            or not said
-            or not isinstance(said[-1], str)
-        ):
-            return None
-        if not self._large(request.tools) or select_tools(request.tools, request.messages).comparable:
-            return None
-        return said[-1]
+    def _fits(self, request: ModelRequest) -> bool:
+        """Whether the whole request and an answer of the token limit fit the window."""
+        return self.count_tokens(request.messages, request.tools) + self.sampling["max_tokens"] <= self.n_ctx
 
     def _large(self, tools: Sequence[dict[str, Any]]) -> bool:
         if self.select_above is not None and len(tools) > self.select_above:
