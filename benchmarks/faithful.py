@@ -130,6 +130,25 @@ def run_item(
     return result, time.perf_counter() - started
 
 
+def record(index: int, arm: str, result: RunResult, seconds: float) -> dict[str, Any]:
+    """One run of request ``index`` as a line of the output: the answer, the calls, the judgement."""
+    group, language, request, expected = ITEMS[index]
+    return {
+        "index": index,
+        "arm": arm,
+        "group": group,
+        "language": language,
+        "request": request,
+        "answer": result.output,
+        "status": result.status,
+        "seconds": round(seconds, 2),
+        "prompt": sum(s.usage.prompt_tokens for s in result.steps),
+        "generated": sum(s.usage.completion_tokens for s in result.steps),
+        "calls": [[c.name, c.arguments] for s in result.steps for c in s.tool_calls],
+        **judge(result, request, expected, group),
+    }
+
+
 def measure(out: Path, start: int, stop: int, arms: list[str]) -> None:
     root = Path(tempfile.mkdtemp(prefix="faithful-"))
     for name, text in FILES.items():
@@ -153,19 +172,9 @@ def measure(out: Path, start: int, stop: int, arms: list[str]) -> None:
             model = models[arm]
             result, seconds = run_item(model, root, request, uncut if arm == "uncut" else None)
             row = {
-                "index": index,
-                "arm": arm,
-                "group": group,
-                "language": language,
-                "request": request,
-                "answer": result.output,
-                "status": result.status,
-                "seconds": round(seconds, 2),
-                "generated": sum(s.usage.completion_tokens for s in result.steps),
-                "calls": [[c.name, c.arguments] for s in result.steps for c in s.tool_calls],
+                **record(index, arm, result, seconds),
                 "decisions": [s.decision for s in result.steps],
                 "replies": [s.message.get("content") for s in result.steps if s.decision == "unfinished"],
-                **judge(result, request, expected, group),
             }
             with out.open("a", encoding="utf-8") as f:
                 f.write(json.dumps(row, ensure_ascii=False) + "\n")

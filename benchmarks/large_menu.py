@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
-from faithful import _mean, _rate, judge
+from faithful import _mean, _rate, record
 from faithful_set import FILES, ITEMS, Expected
 
 from minloop import Loop, RunResult
@@ -53,23 +53,12 @@ async def measure(out: Path, servers: list[str], start: int, stop: int) -> None:
         await Loop(models["whole"], tools, max_steps=6).run("What is 2 + 2?")
         print(f"first request, whole menu (fills the prefix cache): {time.perf_counter() - started:.1f} s")
         for index in range(start, min(stop, len(ITEMS))):
-            group, language, request, expected = ITEMS[index]
+            _, language, request, expected = ITEMS[index]
             for arm in list(models) if index % 2 == 0 else list(models)[::-1]:
                 started = time.perf_counter()
                 result = await Loop(models[arm], tools, max_steps=6).run(request)
                 seconds = time.perf_counter() - started
-                row = {
-                    "index": index,
-                    "arm": arm,
-                    "group": group,
-                    "language": language,
-                    "request": request,
-                    "answer": result.output,
-                    "seconds": round(seconds, 2),
-                    "prompt": sum(s.usage.prompt_tokens for s in result.steps),
-                    "calls": [[c.name, c.arguments] for s in result.steps for c in s.tool_calls],
-                    **judge(result, request, expected, group),
-                }
+                row = record(index, arm, result, seconds)
                 row["tool"] = row["tool"] or _time_server_ok(result, expected)
                 with out.open("a", encoding="utf-8") as f:
                     f.write(json.dumps(row, ensure_ascii=False) + "\n")
