@@ -39,7 +39,7 @@ from .gguf import check_gguf, ensure_gguf
 from .grounding import ground_calls
 from .prefix_cache import PrefixCache, model_identity, prefix_dir
 from .render import Layout
-from .runtime import complete, english_of, get, load, post, relevance_of
+from .runtime import apply_template, complete, english_of, get, load, relevance_of, tokenize
 from .select import menu_tokens, select_tools
 from .stream import TEXT_SINK, Repetition
 
@@ -162,10 +162,7 @@ class LocalModel:
         """Exact prompt tokens of a request, through the model's own template and tokenizer."""
         server, _ = self._server()
         body = self.wire(self.body(ModelRequest(list(messages), list(tools))))
-        prompt = post(server, "/apply-template", {"messages": body["messages"], "tools": body.get("tools")})[
-            "prompt"
-        ]
-        return len(post(server, "/tokenize", {"content": prompt, "parse_special": True})["tokens"])
+        return len(tokenize(server, apply_template(server, body["messages"], body.get("tools"))))
 
     async def call(self, request: ModelRequest) -> ModelResponse:
         ensure_not_in_tool(self.name)
@@ -353,11 +350,7 @@ class LocalModel:
 
     def _layout(self) -> Layout | None:
         """How the loaded model's template writes tools (once per loaded model)."""
-
-        def render(server: Any, messages: list[Message], tools: list[dict[str, Any]] | None) -> str:
-            return str(post(server, "/apply-template", {"messages": messages, "tools": tools})["prompt"])
-
-        return self._per_model(_LAYOUTS, lambda server: Layout.of(partial(render, server)))
+        return self._per_model(_LAYOUTS, lambda server: Layout.of(partial(apply_template, server)))
 
     def _per_model(self, table: dict[tuple[str, int, int], Any], build: Callable[[Any], Any]) -> Any:
         """``table``'s entry for the loaded weights, built from the runtime server the first time."""

@@ -19,12 +19,14 @@ from .stream import TEXT_SINK, streamed_completion
 __all__ = [
     "RELEVANCE_QUESTION",
     "TRANSLATOR",
+    "apply_template",
     "complete",
     "english_of",
     "get",
     "load",
     "post",
     "relevance_of",
+    "tokenize",
 ]
 
 
@@ -113,6 +115,18 @@ def post(server: Any, path: str, body: dict[str, Any]) -> dict[str, Any]:
     )
     with urllib.request.urlopen(request, timeout=30) as response:
         return json.loads(response.read())
+
+
+def apply_template(
+    server: Any, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]] | None
+) -> str:
+    """The prompt the model's chat template makes of ``messages`` and ``tools``."""
+    return str(post(server, "/apply-template", {"messages": list(messages), "tools": tools})["prompt"])
+
+
+def tokenize(server: Any, text: str) -> list[int]:
+    """The model's tokens for a rendered prompt (its special tokens read as such)."""
+    return [int(t) for t in post(server, "/tokenize", {"content": text, "parse_special": True})["tokens"]]
 
 
 RELEVANCE_QUESTION = (
