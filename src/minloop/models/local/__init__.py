@@ -40,7 +40,7 @@ from .grounding import ground_calls
 from .prefix_cache import PrefixCache, model_identity, prefix_dir
 from .render import Layout
 from .runtime import apply_template, complete, english_of, get, load, relevance_of, tokenize
-from .select import menu_tokens, select_tools
+from .select import is_large, narrowed, select_tools
 from .stream import TEXT_SINK, Repetition
 
 __all__ = ["LocalModel"]
@@ -232,25 +232,9 @@ class LocalModel:
 
     def narrowed(self, request: ModelRequest, english: str | None = None) -> ModelRequest:
         """The request with only the tools that can matter, when the menu has more than
-        ``select_above`` tools or its definitions more than about ``select_tokens`` tokens.
-
-        Tools already called in the conversation and a tool forced by ``tool_choice`` stay; when
-        no tool shares a word with the request, no tool is shown and the model answers (unless a
-        call is required). A request written in a script none of the tools is written in keeps
-        the whole menu, unless ``english`` gives its words in English (see ``_narrow``).
-        """
-        if self.select_above is None or request.tool_choice == "none" or not self._large(request.tools):
-            return request
-        keep = {c["function"]["name"] for m in request.messages for c in m.get("tool_calls") or []}
-        if isinstance(request.tool_choice, dict):
-            keep.add(request.tool_choice.get("function", {}).get("name", ""))
-        said = request.messages if english is None else [{"role": "user", "content": english}]
-        chosen = select_tools(request.tools, said, keep=keep)
-        if not chosen.comparable or (not chosen.found and request.tool_choice != "auto"):
-            return request
-        if not chosen.found:
-            return replace(request, tools=[], tool_choice="none")
-        return replace(request, tools=chosen.tools)
+        ``select_above`` tools or its definitions more than about ``select_tokens`` tokens
+        (see ``select.narrowed``)."""
+        return narrowed(request, self.select_above, self.select_tokens, english)
 
     async def _narrow(self, request: ModelRequest) -> ModelRequest:
         """``narrowed``. A large menu in another script than the request (English tools, a
@@ -259,7 +243,7 @@ class LocalModel:
         and the tools are ranked by that."""
         said = [m.get("content") for m in request.messages if m.get("role") == "user"]
         text = said[-1] if said and self.select_above is not None and request.tool_choice != "none" else None
-        if not isinstance(text, str) or not self._large(request.tools):
+        if not isinstance(text, str) or not is_large(request.tools, self.select_above, self.select_tokens):
             return self.narrowed(request)
         if select_tools(request.tools, request.messages).comparable:
             return self.narrowed(request)
@@ -274,11 +258,6 @@ class LocalModel:
     def _fits(self, request: ModelRequest) -> bool:
         """Whether the whole request and an answer of the token limit fit the window."""
         return self.count_tokens(request.messages, request.tools) + self.sampling["max_tokens"] <= self.n_ctx
-
-    def _large(self, tools: Sequence[dict[str, Any]]) -> bool:
-        if self.select_above is not None and len(tools) > self.select_above:
-            return True
-        return self.select_tokens is not None and menu_tokens(tools) > self.select_tokens
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[TextDelta | ModelResponse]:
         """``call``, with the answer's text yielded as it is generated (see ``.stream``)."""

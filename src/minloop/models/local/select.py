@@ -22,11 +22,13 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import pairwise
 from typing import Any
 
-__all__ = ["Selection", "menu_tokens", "select_tools", "terms"]
+from ..base import ModelRequest
+
+__all__ = ["Selection", "is_large", "menu_tokens", "narrowed", "select_tools", "terms"]
 
 _WORD = re.compile(r"[A-Za-z]+|[0-9]+|[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+")
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
@@ -140,6 +142,37 @@ def select_tools(
     chosen = sorted({*chosen, *(i for i, name in enumerate(names) if name in kept)})
     comparable = _script(query) is None or any(_script(Counter(d)) == _script(query) for d in docs)
     return Selection([tools[i] for i in chosen], dict(zip(names, scores, strict=True)), comparable)
+
+
+def narrowed(
+    request: ModelRequest, above: int | None, tokens: int | None, english: str | None = None
+) -> ModelRequest:
+    """The request with only the tools that can matter, when its menu is large (``is_large``).
+
+    Tools already called in the conversation and a tool forced by ``tool_choice`` stay; when
+    no tool shares a word with the request, no tool is shown and the model answers (unless a
+    call is required). A request written in a script none of the tools is written in keeps
+    the whole menu, unless ``english`` gives its words in English.
+    """
+    if above is None or request.tool_choice == "none" or not is_large(request.tools, above, tokens):
+        return request
+    keep = {c["function"]["name"] for m in request.messages for c in m.get("tool_calls") or []}
+    if isinstance(request.tool_choice, dict):
+        keep.add(request.tool_choice.get("function", {}).get("name", ""))
+    said = request.messages if english is None else [{"role": "user", "content": english}]
+    chosen = select_tools(request.tools, said, keep=keep)
+    if not chosen.comparable or (not chosen.found and request.tool_choice != "auto"):
+        return request
+    if not chosen.found:
+        return replace(request, tools=[], tool_choice="none")
+    return replace(request, tools=chosen.tools)
+
+
+def is_large(tools: Sequence[dict[str, Any]], above: int | None, tokens: int | None) -> bool:
+    """More than ``above`` tools, or definitions of more than about ``tokens`` tokens."""
+    if above is not None and len(tools) > above:
+        return True
+    return tokens is not None and menu_tokens(tools) > tokens
 
 
 def menu_tokens(tools: Sequence[dict[str, Any]]) -> int:
