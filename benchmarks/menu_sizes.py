@@ -12,10 +12,10 @@ seconds to the own-functions-only baseline, all measured in the same run. Each c
 decides all its requests in a row, like a process serving a stream of requests: the KV cache
 keeps only what consecutive prompts share (the instruction and the template's tool header).
 
-"default" is ``LocalModel()`` as it comes: menus of up to 8 tools are shown whole unless their
-definitions take more than about 1,000 tokens. Without selection, 20 and 50-tool menus take tens of seconds per decision (50 tools are
-~6,000 tokens, over the default 4,096-token window, so those runs use an 8,192 window); only the
-first ``--full`` items are decided that way.
+"default" is ``LocalModel()`` as it comes: menus of up to 32 tools are shown whole unless their
+definitions take more than about 2,500 tokens. Without selection, 20 and 50-tool menus take tens
+of seconds per decision (50 tools are ~6,000 tokens, over the default 4,096-token window, so
+those runs use an 8,192 window); only the first ``--full`` items are decided that way.
 """
 
 from __future__ import annotations
