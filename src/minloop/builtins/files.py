@@ -80,7 +80,7 @@ class Folder:
         """Read a text file.
 
         Args:
-            path: File path relative to the working directory.
+            path: File path relative to the working directory, e.g. "notes.md".
             max_chars: Maximum number of characters to return.
         """
         text = self.inside(path).read_text(encoding="utf-8", errors="replace")

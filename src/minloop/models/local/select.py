@@ -40,7 +40,14 @@ note provided function python syntax type value example
 """
 STOP_WORDS = frozenset(_STOP_TEXT.split())
 CJK_STOP = frozenset("的了吗呢吧是我你请在和有个")
-_SUFFIXES = (("ies", "y"), ("ches", "ch"), ("shes", "sh"), ("xes", "x"), ("ing", ""), ("ed", ""), ("s", ""))
+_SUFFIXES = (
+    ("ies", "y"), ("ied", "y"), ("ches", "ch"), ("shes", "sh"), ("xes", "x"), ("ing", ""), ("ed", ""), ("s", ""),
+)  # fmt: skip
+# Arithmetic between numbers reads as the operation's word: "1234 * 5678" and "250 times 4" share
+# "multiply" with a calculator's description, and "times" there is not the clock's "time".
+_OPERATION = re.compile(r"(?<=\d)(?:\s*(\*\*|[*×÷^+])\s*|\s+([-/])\s+|,?\s+(times)\s+)(?=[\d(])")
+_OPERATIONS = {"+": "add", "-": "subtract", "*": "multiply", "×": "multiply", "times": "multiply"}
+_OPERATIONS |= {"/": "divide", "÷": "divide", "^": "power", "**": "power"}
 K1, B = 1.2, 0.75
 NAME_WEIGHT = 3  # a word of the tool's name counts as often as this in its document
 LIMIT = 3  # tools shown at most
@@ -66,6 +73,7 @@ class Selection:
 def terms(text: str) -> list[str]:
     """The index terms of a text: stemmed words; pairs of neighbouring CJK characters."""
     out: list[str] = []
+    text = _OPERATION.sub(lambda m: f" {_OPERATIONS[m.group(m.lastindex or 0)]} ", text)
     for chunk in _WORD.findall(_CAMEL.sub(" ", text)):
         if _CJK.match(chunk):  # no spaces between words: pairs of neighbouring characters
             pairs = [a + b for a, b in pairwise(chunk) if not (a in CJK_STOP and b in CJK_STOP)]
@@ -78,10 +86,12 @@ def terms(text: str) -> list[str]:
 
 
 def _stem(word: str) -> str:
+    """A light suffix rule, then a final "e" off: "divided" and "divide" are both "divid"."""
     for suffix, keep in _SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith(("ss", "us", "is")):
-            return word[: -len(suffix)] + keep
-    return word
+            word = word[: -len(suffix)] + keep
+            break
+    return word[:-1] if word.endswith("e") and len(word) > 3 and not word.endswith("ee") else word
 
 
 def document(spec: dict[str, Any]) -> list[str]:
