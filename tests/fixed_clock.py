@@ -11,7 +11,7 @@ from minloop.builtins.clock import reading
 
 @tool(timeout=2.0)
 def current_time(timezone: str = "UTC") -> dict[str, str]:
-    """Get the current date, day of the week and time in a time zone.
+    """Get the current date and time in a time zone, with the day of the week.
 
     Args:
         timezone: IANA time zone name such as "Asia/Shanghai" or "Europe/Paris", or a city or country name.
@@ -28,7 +28,7 @@ def stopped_at(instant: str) -> list[Tool]:
 
     @tool(name="current_time", timeout=2.0)
     def stopped(timezone: str = "UTC") -> dict[str, str]:
-        """Get the current date, day of the week and time in a time zone.
+        """Get the current date and time in a time zone, with the day of the week.
 
         Args:
             timezone: IANA time zone name such as "Asia/Shanghai" or "Europe/Paris", or a city or country name.

@@ -75,11 +75,11 @@ def _eval(node: ast.AST) -> Any:
 
 @tool(timeout=2.0)
 def calculator(expression: str) -> dict[str, Any]:
-    """Calculate exactly: add (plus), subtract (minus), multiply, divide, percentages, powers and
-    roots of numbers, e.g. "(17 + 5) * 3" or "sqrt(2) ** 2".
+    """Evaluate an arithmetic expression exactly, e.g. "(17 + 5) * 3" or "sqrt(2) ** 2".
 
     Args:
-        expression: Numbers, + - * / // % ** and sqrt, log, sin, cos, round, abs, min, max, pi, e.
+        expression: Numbers, + - * / // % ** and sqrt, log, sin, cos, round, abs, min, max, pi, e: to
+            add (plus), subtract (minus), multiply, divide, calculate percentages, powers and roots.
     """
     try:
         value = evaluate(expression)

@@ -11,7 +11,7 @@ from ..tools import tool
 
 @tool(timeout=2.0)
 def current_time(timezone: str = "UTC") -> dict[str, str]:
-    """Get the current date, day of the week and time in a time zone.
+    """Get the current date and time in a time zone, with the day of the week.
 
     Args:
         timezone: IANA time zone name such as "Asia/Shanghai" or "Europe/Paris", or a city or country name.

@@ -8,7 +8,8 @@ descriptions and enum values. It runs in about a millisecond for 50 tools and ne
 beyond the standard library.
 
 Words are lower-cased, identifiers split at ``_``, ``.``, ``-`` and camelCase, and reduced by a
-light suffix rule ("files" and "filed" match "file"). Chinese, Japanese and Korean text has no
+light suffix rule ("files" and "filed" match "file", "divided" matches "divide"). Arithmetic
+between numbers reads as the operation's word ("1234 * 5678" and "250 times 4" as "multiply"). Chinese, Japanese and Korean text has no
 spaces, so it is indexed as pairs of neighbouring characters. A request
 that shares no word with any tool selects nothing, which the caller takes as a reason to answer
 directly; a request in a script that no tool is written in selects nothing either, and the
@@ -45,7 +46,9 @@ _SUFFIXES = (
 )  # fmt: skip
 # Arithmetic between numbers reads as the operation's word: "1234 * 5678" and "250 times 4" share
 # "multiply" with a calculator's description, and "times" there is not the clock's "time".
-_OPERATION = re.compile(r"(?<=\d)(?:\s*(\*\*|[*×÷^+])\s*|\s+([-/])\s+|,?\s+(times)\s+)(?=[\d(])")
+_OPERATION = re.compile(  # "-" and "/" only with spaces around them: 2024-05-01 is a date
+    r"(?<=\d)(?:\s*(?P<sign>\*\*|[*×÷^+])\s*|\s+(?P<spaced>[-/])\s+|,?\s+(?P<word>times)\s+)(?=[\d(])"
+)
 _OPERATIONS = {"+": "add", "-": "subtract", "*": "multiply", "×": "multiply", "times": "multiply"}
 _OPERATIONS |= {"/": "divide", "÷": "divide", "^": "power", "**": "power"}
 K1, B = 1.2, 0.75
@@ -73,7 +76,7 @@ class Selection:
 def terms(text: str) -> list[str]:
     """The index terms of a text: stemmed words; pairs of neighbouring CJK characters."""
     out: list[str] = []
-    text = _OPERATION.sub(lambda m: f" {_OPERATIONS[m.group(m.lastindex or 0)]} ", text)
+    text = _OPERATION.sub(lambda m: f" {_OPERATIONS[m[m.lastgroup or 0]]} ", text)
     for chunk in _WORD.findall(_CAMEL.sub(" ", text)):
         if _CJK.match(chunk):  # no spaces between words: pairs of neighbouring characters
             pairs = [a + b for a, b in pairwise(chunk) if not (a in CJK_STOP and b in CJK_STOP)]
