@@ -64,6 +64,8 @@ def tree(tmp_path: Path) -> Path:
     (tmp_path / "notes.md").write_text("todo: write docs\n")
     (tmp_path / ".hidden").mkdir()
     (tmp_path / ".hidden" / "c.py").write_text("")
+    (tmp_path / "node_modules" / "dep").mkdir(parents=True)  # installed packages are not the project's
+    (tmp_path / "node_modules" / "dep" / "huge.py").write_text("# TODO: vendored\n" * 500)
     outside = tmp_path.parent / f"{tmp_path.name}-outside"
     outside.mkdir()
     (outside / "secret.txt").write_text("s3cret")

@@ -1,8 +1,9 @@
 """Read-only file tools confined to one directory.
 
 Every path is resolved (symlinks included) and must stay inside the root; ``..`` and symlinks
-that lead out are refused. Hidden entries (``.git``, ``.venv``...) and ``__pycache__`` are
-skipped when listing or searching, as ``ripgrep`` does by default.
+that lead out are refused. Hidden entries (``.git``, ``.venv``...), ``__pycache__`` and
+``node_modules`` are skipped when listing or searching, as ``ripgrep`` skips them by default
+(the last two through the ``.gitignore`` files that nearly always name them).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from ..tools import Tool, tool
 # with 10 it once left out which file is the largest.
 MAX_LISTED = 5
 MAX_READ = 20_000
+SKIPPED = frozenset({"__pycache__", "node_modules"})  # besides hidden folders
 # search_files names up to 10 files (most matching lines first) and quotes 5 lines: with 50 lines
 # quoted, "Find the files that mention tool_choice." in this repository gave the model 2,300
 # tokens to read (18 s on two cores) and it answered "Here is my answer.".
@@ -50,7 +52,7 @@ class Folder:
     def walk(self, pattern: str) -> list[Path]:
         found = []
         for dirpath, dirnames, filenames in os.walk(self.base):
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d != "__pycache__")
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in SKIPPED)
             for name in sorted(filenames):
                 path = Path(dirpath, name)
                 rel = path.relative_to(self.base).as_posix()
@@ -80,7 +82,7 @@ class Folder:
         """Read a text file.
 
         Args:
-            path: File path relative to the working directory, e.g. "notes.md".
+            path: File path relative to the working directory, e.g. "notes.md" or "src/app.py".
             max_chars: Maximum number of characters to return.
         """
         text = self.inside(path).read_text(encoding="utf-8", errors="replace")
