@@ -149,6 +149,17 @@ def record(index: int, arm: str, result: RunResult, seconds: float) -> dict[str,
     }
 
 
+def write(out: Path, row: dict[str, Any], label: str) -> None:
+    """Append ``row`` (from ``record``) to ``out`` as a JSON line and show it as one line."""
+    with out.open("a", encoding="utf-8") as f:
+        f.write(json.dumps(row, ensure_ascii=False) + "\n")
+    print(
+        f"{row['index']:2d} {label} tool={row['tool']!s:5s} faithful={row['faithful']!s:5s} "
+        f"{row['seconds']:5.1f}s {row['request'][:40]!r} -> {str(row['answer'])[:70]!r}",
+        flush=True,
+    )
+
+
 def measure(out: Path, start: int, stop: int, arms: list[str]) -> None:
     root = Path(tempfile.mkdtemp(prefix="faithful-"))
     for name, text in FILES.items():
@@ -176,13 +187,7 @@ def measure(out: Path, start: int, stop: int, arms: list[str]) -> None:
                 "decisions": [s.decision for s in result.steps],
                 "replies": [s.message.get("content") for s in result.steps if s.decision == "unfinished"],
             }
-            with out.open("a", encoding="utf-8") as f:
-                f.write(json.dumps(row, ensure_ascii=False) + "\n")
-            print(
-                f"{index:2d} {arm:3s} {language} {group:12s} tool={row['tool']!s:5s} faithful={row['faithful']!s:5s} "
-                f"{seconds:5.1f}s {request[:40]!r} -> {str(result.output)[:70]!r}",
-                flush=True,
-            )
+            write(out, row, f"{arm:3s} {language} {group:12s}")
 
 
 def report(path: Path) -> None:

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
-from faithful import _mean, _rate, record
+from faithful import _mean, _rate, record, write
 from faithful_set import FILES, ITEMS, Expected
 
 from minloop import Loop, RunResult
@@ -60,13 +60,7 @@ async def measure(out: Path, servers: list[str], start: int, stop: int) -> None:
                 seconds = time.perf_counter() - started
                 row = record(index, arm, result, seconds)
                 row["tool"] = row["tool"] or _time_server_ok(result, expected)
-                with out.open("a", encoding="utf-8") as f:
-                    f.write(json.dumps(row, ensure_ascii=False) + "\n")
-                print(
-                    f"{index:2d} {arm:9s} {language} tool={row['tool']!s:5s} faithful={row['faithful']!s:5s} "
-                    f"{seconds:5.1f}s {request[:40]!r} -> {str(result.output)[:60]!r}",
-                    flush=True,
-                )
+                write(out, row, f"{arm:9s} {language}")
 
 
 def _time_server_ok(result: RunResult, expected: Expected) -> bool | None:
