@@ -55,17 +55,17 @@ def user(text: str) -> list[dict[str, Any]]:
 
 
 def test_terms_split_identifiers_stem_words_and_pair_chinese_characters() -> None:
-    assert terms("getWeatherForecast list_files") == ["weather", "forecast", "list", "fil"]
-    assert terms("How many Python files are in this folder?") == ["many", "fil", "folder"]
-    assert (
-        terms("divided divides divide") == ["divid"] * 3 and terms("multiplied multiply") == ["multiply"] * 2
-    )
+    assert terms("getWeatherForecast list_files") == ["weather", "forecast", "list", "file"]
+    assert terms("How many Python files are in this folder?") == ["mani", "file", "folder"]
+    assert terms("divided divides divide") == ["divid"] * 3
+    assert terms("multiplied multiply") == ["multipli"] * 2
+    assert terms("preferring preference preferences") == ["prefer"] * 3
     assert terms("查询北京天气") == ["查询", "询北", "北京", "京天", "天气"]
 
 
 def test_arithmetic_between_numbers_reads_as_the_operation() -> None:
-    assert terms("What is 1234 * 5678?") == ["1234", "multiply", "5678"]
-    assert terms("17 plus 25, times 3") == ["17", "plus", "25", "multiply", "3"]
+    assert terms("What is 1234 * 5678?") == ["1234", "multipli", "5678"]
+    assert terms("17 plus 25, times 3") == ["17", "plus", "25", "multipli", "3"]
     assert terms("2 ** 10 or 3^2, 8 / 2, 9 - 4") == [
         "2",
         "power",
@@ -80,7 +80,7 @@ def test_arithmetic_between_numbers_reads_as_the_operation() -> None:
         "subtract",
         "4",
     ]
-    assert terms("on 2024-05-01 at 10 times") == ["2024", "05", "01", "10", "tim"]  # dates and clocks stay
+    assert terms("on 2024-05-01 at 10 times") == ["2024", "05", "01", "10", "time"]  # dates and clocks stay
     # the calculator's example "2 * (3 + 4)" says multiply; only its "times" is the clock's
     assert names(select_tools(MENU, user("What is 1234 times 5678?")).tools) == ["calculator"]
     assert names(select_tools(MENU, user("What is 1234 * 5678?")).tools) == ["calculator"]

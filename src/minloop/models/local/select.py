@@ -4,12 +4,13 @@ Every tool definition shown to the embedded model costs prompt evaluation (~100 
 CPU cores), and every tool that cannot serve the request is one more distractor. Above a menu
 size, ``LocalModel`` shows only the tools chosen here: a BM25 ranking of the tools against the
 conversation's user messages, over each tool's name, description, parameter names, parameter
-descriptions and enum values. It runs in about a millisecond for 50 tools and needs nothing
-beyond the standard library.
+descriptions and enum values. It takes a few milliseconds for 50 tools on a CPU (tens the first
+time their words are stemmed), offline.
 
-Words are lower-cased, identifiers split at ``_``, ``.``, ``-`` and camelCase, and reduced by a
-light suffix rule ("files" and "filed" match "file", "divided" matches "divide"). Arithmetic
-between numbers reads as the operation's word ("1234 * 5678" and "250 times 4" as "multiply"). Chinese, Japanese and Korean text has no
+Words are lower-cased, identifiers split at ``_``, ``.``, ``-`` and camelCase, and reduced to
+their stem by the Snowball English stemmer ("files" and "filed" match "file", "divided"
+"divide", "preferring" "preference"). Arithmetic between numbers reads as the operation's word
+("1234 * 5678" and "250 times 4" as "multiply"). Chinese, Japanese and Korean text has no
 spaces, so it is indexed as pairs of neighbouring characters. A request
 that shares no word with any tool selects nothing, which the caller takes as a reason to answer
 directly; a request in a script that no tool is written in selects nothing either, and the
@@ -24,8 +25,11 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from itertools import pairwise
 from typing import Any
+
+import snowballstemmer
 
 from ..base import ModelRequest
 
@@ -41,9 +45,7 @@ note provided function python syntax type value example
 """
 STOP_WORDS = frozenset(_STOP_TEXT.split())
 CJK_STOP = frozenset("的了吗呢吧是我你请在和有个")
-_SUFFIXES = (
-    ("ies", "y"), ("ied", "y"), ("ches", "ch"), ("shes", "sh"), ("xes", "x"), ("ing", ""), ("ed", ""), ("s", ""),
-)  # fmt: skip
+_STEMMER = snowballstemmer.stemmer("english")
 # Arithmetic between numbers reads as the operation's word: "1234 * 5678" and "250 times 4" share
 # "multiply" with a calculator's description, and "times" there is not the clock's "time".
 _OPERATION = re.compile(  # "-" and "/" only with spaces around them: 2024-05-01 is a date
@@ -88,13 +90,10 @@ def terms(text: str) -> list[str]:
     return out
 
 
+@lru_cache(maxsize=1 << 16)
 def _stem(word: str) -> str:
-    """A light suffix rule, then a final "e" off: "divided" and "divide" are both "divid"."""
-    for suffix, keep in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith(("ss", "us", "is")):
-            word = word[: -len(suffix)] + keep
-            break
-    return word[:-1] if word.endswith("e") and len(word) > 3 and not word.endswith("ee") else word
+    """The word's Snowball stem: "divided" and "divide" are both "divid" (~80 µs, so kept)."""
+    return str(_STEMMER.stemWord(word))
 
 
 def document(spec: dict[str, Any]) -> list[str]:
