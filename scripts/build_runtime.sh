@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Builds the embedded runtime (xllamacpp, with llama.cpp inside) from its source on PyPI for
+# this CPU, when the CPU has vector units the prebuilt wheel leaves unused: the wheel is built
+# for AVX2, and AVX-512 or AMX go idle. Measured on a 2-core AMD EPYC with AVX-512, the build
+# for the CPU evaluated prompts 1.5x as fast (benchmarks/runtime_speed.py). The build takes
+# about 8 minutes on 2 cores, once: the wheel is kept in the cache directory under a key of the
+# CPU's model and flags, so a new clone on the same machine installs it at once. Any other CPU
+# keeps the prebuilt wheel, and so does a failed build (a warning says why).
+# Usage: bash scripts/build_runtime.sh [PYTHON]   MINLOOP_NATIVE=0 keeps the prebuilt wheel.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+python=${1:-.venv/bin/python}
+
+[ "${MINLOOP_NATIVE:-1}" != 0 ] || exit 0
+[ "$(uname -s)-$(uname -m)" = Linux-x86_64 ] || exit 0
+flags=$(grep -m1 '^flags' /proc/cpuinfo || true)
+case " $flags " in
+  *" avx512f "* | *" amx_tile "*) ;;
+  *) exit 0 ;; # the prebuilt wheel's AVX2 is all this CPU has
+esac
+info=$("$python" -c 'import xllamacpp; print(xllamacpp.get_system_info())')
+case "$info" in
+  *"AVX512 = 1"* | *"AMX"*) exit 0 ;; # already built for this CPU
+esac
+
+version=$("$python" -c 'from importlib.metadata import version; print(version("xllamacpp"))')
+key=$( (grep -m1 '^model name' /proc/cpuinfo || true; echo "$flags") | sha256sum | cut -c1-16)
+cache="${MINLOOP_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/minloop}/runtime/xllamacpp-$version-$key"
+wheel=$(ls "$cache"/*.whl 2>/dev/null | head -n 1 || true)
+
+if [ -z "$wheel" ]; then
+  for tool in cmake g++ make; do
+    if ! command -v "$tool" >/dev/null; then
+      echo "warning: keeping the prebuilt runtime: building it for this CPU needs $tool" >&2
+      exit 0
+    fi
+  done
+  echo "Building the llama.cpp runtime for this CPU (AVX-512/AMX), once, about 8 minutes on 2 cores ..."
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+  # llguidance needs Rust crates from the network and BoringSSL a download; minloop uses neither.
+  if ! CMAKE_ARGS="-DLLAMA_LLGUIDANCE=OFF -DLLAMA_BUILD_BORINGSSL=OFF -DLLAMA_OPENSSL=OFF" \
+    CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" \
+    "$python" -m pip wheel --quiet --no-cache-dir --no-deps --no-binary xllamacpp \
+    "xllamacpp==$version" -w "$work" >"$work/build.log" 2>&1; then
+    tail -n 20 "$work/build.log" >&2
+    echo "warning: keeping the prebuilt runtime: the build for this CPU failed (above)" >&2
+    exit 0
+  fi
+  mkdir -p "$cache"
+  mv "$work"/xllamacpp-*.whl "$cache"/
+  wheel=$(ls "$cache"/*.whl | head -n 1)
+fi
+"$python" -m pip install --quiet --no-deps --force-reinstall "$wheel"
+"$python" -c 'import xllamacpp; print("runtime:", xllamacpp.get_system_info().strip())'
