@@ -31,12 +31,25 @@ def test_numbers_are_found_in_their_usual_spellings() -> None:
     assert not any(seen.has(v) for v in (70, 1.75, 2021, 0.5))
 
 
+def test_lists_signs_dates_and_words_of_time_give_their_numbers() -> None:
+    seen = Evidence(
+        "Cash flows [200,300,400], the area under y = 3x^2 + 2x - 4, born 01-01-1980, "
+        "compounded quarterly over the next week."
+    )
+    assert all(seen.has(v) for v in (200, 300, 400, -4, 3, 2, "01-01-1980", 1980, 4, 7))
+    assert not any(seen.has(v) for v in (52, 12, 365, 500, -500))
+    assert Evidence("下周东京的天气，按季度复利").has([7, 4]) and not Evidence("东京的天气").has(7)
+    assert Evidence("monthly, weekly and daily").has([12, 52, 365])
+
+
 def test_words_match_by_prefix_shared_stem_or_abbreviation() -> None:
     seen = Evidence("How many Python files and markdown notes mention restaurants in New York?")
     assert all(seen.has(v) for v in ("*.py", "*.md", "restaurant", "NY", "New York City", "Python 3 files"))
     assert not seen.has("London") and not seen.has("the text of the review")  # stop words do not count
     assert seen.has(["python", "markdown"]) and not seen.has(["python", "java"])
     assert seen.has({"city": "New York"}) and seen.has("") and seen.has([])
+    assert Evidence("the biggest bank in the U.S. in 2020").has("USA")
+    assert not Evidence("the biggest bank in the country in 2020").has("USA")
 
 
 def test_required_values_must_be_given_and_optional_inventions_are_dropped() -> None:

@@ -43,6 +43,17 @@ def test_numbers_in_mixed_text() -> None:
     ]
     assert chinese_number("百分") is None and numbers_in("百分之") == []
     assert sorted(numbers_in("现在是三点五分")) == [3.0, 5.0]  # a time, not 3.5
+    assert sorted(numbers_in("born 01-01-1980, on 2024-05-01, at x = -1 and 2x - 4")) == [
+        -1.0,
+        1.0,
+        1.0,
+        1.0,
+        2.0,
+        4.0,
+        5.0,
+        1980.0,
+        2024.0,
+    ]  # a date's hyphens are no minus signs
 
 
 def test_place_names_resolve_to_iana_zones_in_both_languages() -> None:

@@ -7,12 +7,13 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from .numerals import chinese_number, numbers_in
+from .numerals import chinese_number, implied_numbers, numbers_in
 from .zones import is_zone_parameter, resolve_zone, zones_in
 
 __all__ = [
     "Language",
     "chinese_number",
+    "implied_numbers",
     "is_zone_parameter",
     "language_of",
     "numbers_in",

@@ -8,15 +8,22 @@
 * Chinese numerals: ``一千二百三十四`` (1234), ``两万``, ``三点五`` (3.5), ``二〇二六`` read digit
   by digit (2026), ``百分之五`` (5, and 0.05 as a fraction);
 * percentages (``5%``) also give their fraction (0.05).
+
+``implied_numbers(text)`` returns the numbers its words of time imply: a week is 7 days,
+"quarterly" 4 times a year, "monthly" 12 (一周 and 季度 likewise).
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["chinese_number", "numbers_in"]
+__all__ = ["chinese_number", "implied_numbers", "numbers_in"]
 
-_NUMBER = re.compile(r"(?<![\w.])-?\d{1,3}(?:,\d{3})+(?:\.\d+)?|-?\d*\.?\d+(?:e[-+]?\d+)?", re.IGNORECASE)
+# A minus sign only where no word or number runs into it: "01-01-1980" is a date, "x = -1" negative.
+_SIGN = r"(?:(?<![\w.-])-)?"
+_NUMBER = re.compile(
+    rf"(?<![\w.]){_SIGN}\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|{_SIGN}\d*\.?\d+(?:e[-+]?\d+)?", re.IGNORECASE
+)
 _WORD = re.compile(r"[a-z0-9]+")
 _SCALES = {
     "hundred": 1e2,
@@ -81,6 +88,18 @@ _NUMBER_WORDS = {
     "decade": 10.0,
     "century": 100.0,
 }
+_IMPLIED = {
+    "week": 7.0,
+    "weeks": 7.0,
+    "fortnight": 14.0,
+    "weekly": 52.0,
+    "monthly": 12.0,
+    "quarterly": 4.0,
+    "semiannually": 2.0,
+    "biannually": 2.0,
+    "daily": 365.0,
+}
+_IMPLIED_CJK = {"周": 7.0, "星期": 7.0, "礼拜": 7.0, "季度": 4.0, "每季": 4.0, "每月": 12.0, "按月": 12.0}
 _DIGITS = {
     ch: float(i)
     for i, chars in enumerate(
@@ -136,6 +155,12 @@ def numbers_in(text: str) -> list[float]:
     if _PERCENT.search(text):
         found += [n / 100 for n in _percentages(text)]
     return found
+
+
+def implied_numbers(text: str) -> list[float]:
+    """The numbers ``text``'s words of time imply (see the module docstring)."""
+    found = [_IMPLIED[w] for w in _WORD.findall(text.lower()) if w in _IMPLIED]
+    return found + [n for word, n in _IMPLIED_CJK.items() if word in text]
 
 
 def _digits(text: str) -> list[float]:

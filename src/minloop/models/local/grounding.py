@@ -17,7 +17,10 @@ What counts as found, deliberately lenient so that real calls pass:
 
 * numbers: the same number written in the text (``1e-9`` too), with thousands separators, a scale word
   ("100 million"), a number word ("five"), in Chinese numerals or units (一千二百三十四, 1.2万) or
-  as a percentage (5% or 百分之五 for 0.05); 0 and 1 always (see ``minloop.language.numerals``);
+  as a percentage (5% or 百分之五 for 0.05); an item of a list written without spaces
+  ("[200,300,400]"); a number a word of time implies (7 for "next week", 4 for "quarterly");
+  a negative number whose digits are found ("2x - 4", "112.07 W"); 0 and 1 always (see
+  ``minloop.language.numerals``);
 * places: a value naming the same time zone as a place in the text ("Asia/Tokyo", "Tokyo" and
   "东京" are one place; see ``minloop.language.zones``), and UTC always (the neutral default of a
   time zone parameter); Chinese words: found as written;
@@ -25,7 +28,7 @@ What counts as found, deliberately lenient so that real calls pass:
   and at least half of the value's content words appear in the text, a word matching when
   one is a prefix of the other ("py" in "python", "restaurant" in "restaurants"), when they
   share their first five letters, or as an abbreviation ("md" for "markdown", "ny" for "New
-  York");
+  York", "usa" for "U.S.");
 * booleans, ``null``, enum members and empty values: always (the schema, not the text, is
   their source); lists and objects: when every item is.
 """
@@ -37,13 +40,15 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...language import is_zone_parameter, numbers_in, resolve_zone, zones_in
+from ...language import implied_numbers, is_zone_parameter, numbers_in, resolve_zone, zones_in
 
 __all__ = ["Evidence", "ground_calls", "prune", "resolve_values", "ungrounded"]
 
 _WORD = re.compile(r"[a-z0-9]+")
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
 _DECIMAL = re.compile(r"\d+(?:\.\d+)?")
+_LIST_COMMA = re.compile(r"(?<=\d),(?=\d)")  # "[200,300,400]": a list, or thousands
+_DOTTED = re.compile(r"\b(?:[a-z]\.)+[a-z]?\b")  # "u.s.", "u.s.a"
 _TRACE_ID = re.compile(r"trc_\d{12}_[0-9a-f]{6}")  # the loop's own stamp in every tool result, not a fact
 _STOP = frozenset(
     [
@@ -97,8 +102,8 @@ class Evidence:
         lowered = text.lower()
         sequence = _WORD.findall(lowered)
         self.text = lowered
-        self.words = frozenset(sequence)
-        self.numbers = numbers_in(text)
+        self.words = frozenset(sequence) | {m.group().replace(".", "") for m in _DOTTED.finditer(lowered)}
+        self.numbers = numbers_in(text) + numbers_in(_LIST_COMMA.sub(", ", text)) + implied_numbers(text)
         self.zones = frozenset(zones_in(text))
         self.initials = frozenset(
             "".join(w[0] for w in sequence[i : i + n])
@@ -131,7 +136,7 @@ class Evidence:
         return True
 
     def _has_number(self, x: float) -> bool:
-        if x in (0.0, 1.0):
+        if x in (0.0, 1.0) or (x < 0 and self._has_number(-x)):
             return True
         return any(_close(x, n) or _close(x * 100, n) or _close(x, n * 100) for n in self.numbers)
 
