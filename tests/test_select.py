@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from minloop import ModelRequest
-from minloop.models.local import LocalModel
+from minloop.models.local import SELECT_TOKENS, LocalModel
 from minloop.models.local.select import menu_tokens, select_tools, terms
 
 
@@ -172,7 +172,7 @@ def test_local_model_narrows_only_large_menus() -> None:
 
 def test_local_model_narrows_a_few_tools_with_long_definitions() -> None:
     def long(name: str, words: str) -> dict:
-        text = ((words + " ") * 600)[:2700]  # 2,700 characters of description: ~700 tokens a tool
+        text = ((words + " ") * 200)[:680]  # 680 characters of description: ~180 tokens a tool
         return {"type": "function", "function": {"name": name, "description": text, "parameters": {}}}
 
     menu = [
@@ -180,12 +180,12 @@ def test_local_model_narrows_a_few_tools_with_long_definitions() -> None:
         long("send_email", "email message"),
         long("search", "web"),
     ]
-    assert 2000 < menu_tokens(menu) < 2500 < menu_tokens([*menu, long("translate", "translate text")])
+    assert 500 < menu_tokens(menu) < SELECT_TOKENS < menu_tokens([*menu, long("translate", "translate text")])
     request = ModelRequest(user("What's the weather in Paris?"), [*menu, long("translate", "translate text")])
-    assert names(LocalModel().narrowed(request).tools) == ["get_weather"]  # 4 tools, over 2,500 tokens
+    assert names(LocalModel().narrowed(request).tools) == ["get_weather"]  # 4 tools, over ~600 tokens
     assert LocalModel().narrowed(ModelRequest(request.messages, menu)).tools == menu  # under: whole
     assert LocalModel(select_tokens=None).narrowed(request) == request  # counted by tools only
-    assert LocalModel(select_tokens=500).narrowed(ModelRequest(request.messages, menu)).tools == menu[:1]
+    assert LocalModel(select_tokens=200).narrowed(ModelRequest(request.messages, menu)).tools == menu[:1]
 
 
 def test_the_built_in_tools_are_shown_whole() -> None:
@@ -193,7 +193,7 @@ def test_the_built_in_tools_are_shown_whole() -> None:
 
     specs = [t.spec() for t in default_tools(".")]
     divide = ModelRequest(user("What is 4800 divided by 12?"), specs)
-    assert LocalModel().narrowed(divide) == divide
+    assert menu_tokens(specs) < SELECT_TOKENS and LocalModel().narrowed(divide) == divide
     # narrowed, each request keeps its tool: the descriptions use the words people ask with
     for text, chosen in [
         ("What is 4800 divided by 12?", ["calculator"]),
@@ -204,7 +204,7 @@ def test_the_built_in_tools_are_shown_whole() -> None:
         assert names(select_tools(specs, user(text)).tools) == chosen, text
 
 
-def test_the_built_in_tools_with_two_mcp_servers_are_shown_whole() -> None:
+def test_the_built_in_tools_with_two_mcp_servers_are_narrowed_to_the_tool_a_request_needs() -> None:
     from minloop.builtins import default_tools
     from minloop.mcp import connect
     from minloop.tools import tool_specs
@@ -217,15 +217,21 @@ def test_the_built_in_tools_with_two_mcp_servers_are_shown_whole() -> None:
 
     specs = asyncio.run(menu())
     assert len(specs) == 19 and 2000 < menu_tokens(specs) < 2500
-    # narrowed, each keeps its tool among the 19
     for text, chosen in [
         ("What is 4800 divided by 12?", ["calculator"]),
         ("What is 1234 times 5678?", ["calculator"]),
         ("What day of the week is it in Sydney?", ["current_time"]),
     ]:
-        request = ModelRequest(user(text), specs)
-        assert names(select_tools(specs, request.messages).tools) == chosen
-        assert LocalModel().narrowed(request) == request
+        assert names(LocalModel().narrowed(ModelRequest(user(text), specs)).tools) == chosen, text
+    for text, needed in [
+        ("What time is it in Tokyo?", "get_current_time"),
+        ("Show the git log of the repository in /src/app.", "git_log"),
+        ("What changed in the working tree of /src/app?", "git_status"),
+    ]:
+        shown = names(LocalModel().narrowed(ModelRequest(user(text), specs)).tools)
+        assert needed in shown and len(shown) <= 3, text
+    chinese = ModelRequest(user("现在东京几点了？"), specs)
+    assert LocalModel().narrowed(chinese) == chinese  # nothing to compare: the whole menu
 
 
 def test_a_chinese_request_on_a_large_english_menu_is_ranked_in_english(local: LocalModel) -> None:

@@ -47,14 +47,15 @@ __all__ = ["LocalModel"]
 
 DEFAULT_MODEL = "qwen2.5-coder-0.5b"
 ABSTAIN_TOKENS = 64  # the short answer after a call on invented values or an unsupported answer (~2 s)
-# Larger menus are narrowed to the tools that match the request (benchmarks/menu_sizes.py); up
-# to these sizes they are shown whole. An agent's menu is the same on every request, so its
-# prefix is evaluated once and kept (prefix_cache.py), and a lexical match misses requests that
-# name no word of their tool ("What is 4800 divided by 12?"): with the built-in tools plus the
-# time and git MCP servers (19 tools, ~2,200 tokens), narrowed menus got the right call for 14 of
-# 22 English requests, the whole menu for 18, at about the same time (benchmarks/large_menu.py).
+# A menu of more tools, or whose definitions take more tokens (estimated), is narrowed to the
+# tools that match the request (select.py); a smaller one is shown whole. On the built-in tools
+# plus MCP servers, the same menu for every request as an agent has (benchmarks/large_menu.py),
+# narrowed menus got the right call as often as whole ones, 35 vs 36 of 44 at 7 tools (~850
+# tokens) and 35 vs 34 at 19 (~2,200), in 0.97x and 0.77x the time; a menu the model has not read
+# before (each BFCL item's) costs a fraction. The built-in tools (~540 tokens) stay whole: a word
+# match misses requests that name no word of their tool ("What weekday is it in Berlin?").
 SELECT_ABOVE = 32
-SELECT_TOKENS = 2500  # estimated: those 19 tools, ~2,200, take 2,054 of the default 4,096-token window
+SELECT_TOKENS = 600
 _SERVERS: dict[tuple[str, int, int], tuple[Any, threading.Lock]] = {}
 _CACHES: dict[tuple[str, int, int], PrefixCache] = {}
 _LAYOUTS: dict[tuple[str, int, int], Layout | None] = {}
