@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from minloop.models.local.grounding import Evidence, ground_calls, prune, ungrounded
+from minloop.language import code_names
+from minloop.models.local.grounding import Evidence, ground_calls, prune, trim, ungrounded
 
 BMI = {
     "type": "object",
@@ -42,6 +43,49 @@ def test_lists_signs_dates_and_words_of_time_give_their_numbers() -> None:
     assert Evidence("monthly, weekly and daily").has([12, 52, 365])
 
 
+def test_codes_are_found_by_the_names_of_what_they_stand_for() -> None:
+    assert {"british pound", "英镑", "£"} <= code_names("GBP") and code_names("gbp") == code_names("GBP")
+    assert {"french", "法语"} <= code_names("fr") and {"japan", "日本"} <= code_names("JP")
+    assert "english" in code_names("en-US") and code_names("hello") == code_names("") == frozenset()
+    said = Evidence("Convert 200 British pounds to Japanese yen, then say it in French.")
+    assert said.has(["GBP", "JPY", "fr"]) and not said.has("EUR") and not said.has("de")
+    assert Evidence("把100美元换成日元").has(["USD", "JPY"]) and Evidence("£5 in euros").has(["GBP", "EUR"])
+
+
+def test_a_padded_list_keeps_the_items_the_conversation_gives() -> None:
+    said = Evidence("Nurseries in Toronto with annual plants; protein and carbs of two dozen eggs.")
+    padded = {"plant_types": ["Annual", "Perennial", "Shrub"], "facts": ["Protein", "Carbohydrates", "Fat"]}
+    assert trim(padded, said) == {"plant_types": ["Annual"], "facts": ["Protein", "Carbohydrates"]}
+    assert trim({"plant_types": ["Tree", "Shrub"], "n": [24, 12]}, said) == {
+        "plant_types": ["Tree", "Shrub"],
+        "n": [24, 12],
+    }
+    spec = {
+        "type": "function",
+        "function": {
+            "name": "find",
+            "parameters": {
+                "type": "object",
+                "properties": {"plant_types": {"type": "array"}},
+                "required": ["plant_types"],
+            },
+        },
+    }
+    call = {
+        "id": "c1",
+        "type": "function",
+        "function": {"name": "find", "arguments": json.dumps({"plant_types": padded["plant_types"]})},
+    }
+    message, missing = ground_calls(
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        [spec],
+        [{"role": "user", "content": "annual plants"}],
+    )
+    assert missing == {} and json.loads(message["tool_calls"][0]["function"]["arguments"]) == {
+        "plant_types": ["Annual"]
+    }
+
+
 def test_words_match_by_prefix_shared_stem_or_abbreviation() -> None:
     seen = Evidence("How many Python files and markdown notes mention restaurants in New York?")
     assert all(seen.has(v) for v in ("*.py", "*.md", "restaurant", "NY", "New York City", "Python 3 files"))
@@ -49,6 +93,8 @@ def test_words_match_by_prefix_shared_stem_or_abbreviation() -> None:
     assert seen.has(["python", "markdown"]) and not seen.has(["python", "java"])
     assert seen.has({"city": "New York"}) and seen.has("") and seen.has([])
     assert Evidence("the biggest bank in the U.S. in 2020").has("USA")
+    # "to" and "in" begin no word: "tomato" and "instant" are not found
+    assert not Evidence("a vegan soup to make in an hour").has(["tomato", "onion", "instant"])
     assert not Evidence("the biggest bank in the country in 2020").has("USA")
 
 

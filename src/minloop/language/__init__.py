@@ -1,5 +1,6 @@
 """Language helpers shared by grounding and the evidence check: numbers in English and Chinese
-(``numerals``), place names to IANA time zones (``zones``), and which language a user writes in."""
+(``numerals``), place names to IANA time zones (``zones``), the names of currency, language and
+country codes (``codes``), and which language a user writes in."""
 
 from __future__ import annotations
 
@@ -7,12 +8,14 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
+from .codes import code_names
 from .numerals import chinese_number, implied_numbers, numbers_in
 from .zones import is_zone_parameter, resolve_zone, zones_in
 
 __all__ = [
     "Language",
     "chinese_number",
+    "code_names",
     "implied_numbers",
     "is_zone_parameter",
     "language_of",

@@ -4,7 +4,7 @@
 
 * digits: ``1234``, ``12,000``, ``2.5``, ``1e-9``, with an English scale word after them
   (``100 million``) or a Chinese unit (``1.2万`` is 12000, ``3千万`` is 30000000);
-* English number words: ``five``, ``twenty``, ``a dozen``, ``twice``, ``five million``;
+* English number words: ``five``, ``twenty``, ``a dozen``, ``twice``, ``five million``, ``two dozen``;
 * Chinese numerals: ``一千二百三十四`` (1234), ``两万``, ``三点五`` (3.5), ``二〇二六`` read digit
   by digit (2026), ``百分之五`` (5, and 0.05 as a fraction);
 * percentages (``5%``) also give their fraction (0.05).
@@ -34,6 +34,7 @@ _SCALES = {
     "billion": 1e9,
     "bn": 1e9,
     "trillion": 1e12,
+    "dozen": 12.0,
 }
 _NUMBER_WORDS = {
     w: float(i)

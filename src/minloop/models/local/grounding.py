@@ -24,13 +24,17 @@ What counts as found, deliberately lenient so that real calls pass:
 * places: a value naming the same time zone as a place in the text ("Asia/Tokyo", "Tokyo" and
   "东京" are one place; see ``minloop.language.zones``), and UTC always (the neutral default of a
   time zone parameter); Chinese words: found as written;
+* codes: a currency, language or country code whose name the text gives ("GBP" for "British
+  pounds" or "英镑", "fr" for "French", "JP" for "Japan"; see ``minloop.language.codes``);
 * strings: every number in them above 12 (a calculator expression's operands, a date) is found,
   and at least half of the value's content words appear in the text, a word matching when
   one is a prefix of the other ("py" in "python", "restaurant" in "restaurants"), when they
-  share their first five letters, or as an abbreviation ("md" for "markdown", "ny" for "New
+  share their first five letters, when a plural's stem begins the other ("carbs" for
+  "carbohydrates"), or as an abbreviation ("md" for "markdown", "ny" for "New
   York", "usa" for "U.S.");
 * booleans, ``null``, enum members and empty values: always (the schema, not the text, is
-  their source); lists and objects: when every item is.
+  their source); lists and objects: when every item is. A list some of whose items are found
+  keeps only those (``trim``): a small model pads a list with every option it can think of.
 """
 
 from __future__ import annotations
@@ -40,14 +44,15 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...language import implied_numbers, is_zone_parameter, numbers_in, resolve_zone, zones_in
+from ...language import code_names, implied_numbers, is_zone_parameter, numbers_in, resolve_zone, zones_in
 
-__all__ = ["Evidence", "ground_calls", "prune", "resolve_values", "ungrounded"]
+__all__ = ["Evidence", "ground_calls", "prune", "resolve_values", "trim", "ungrounded"]
 
 _WORD = re.compile(r"[a-z0-9]+")
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
 _DECIMAL = re.compile(r"\d+(?:\.\d+)?")
 _LIST_COMMA = re.compile(r"(?<=\d),(?=\d)")  # "[200,300,400]": a list, or thousands
+_NAME = re.compile(r"[a-z0-9 '.-]+")  # a name in words ("british pound"), no symbol
 _DOTTED = re.compile(r"\b(?:[a-z]\.)+[a-z]?\b")  # "u.s.", "u.s.a"
 _TRACE_ID = re.compile(r"trc_\d{12}_[0-9a-f]{6}")  # the loop's own stamp in every tool result, not a fact
 _STOP = frozenset(
@@ -89,6 +94,7 @@ _STOP = frozenset(
         "which",
         "who",
         "how",
+        "us",
     ]
 )
 
@@ -96,13 +102,15 @@ _STOP = frozenset(
 class Evidence:
     """The words and numbers a conversation gives a call to draw on (never the assistant's own)."""
 
-    __slots__ = ("initials", "numbers", "text", "words", "zones")
+    __slots__ = ("initials", "numbers", "stems", "text", "words", "zones")
 
     def __init__(self, text: str) -> None:
         lowered = text.lower()
         sequence = _WORD.findall(lowered)
         self.text = lowered
-        self.words = frozenset(sequence) | {m.group().replace(".", "") for m in _DOTTED.finditer(lowered)}
+        dotted = {m.group().replace(".", "") for m in _DOTTED.finditer(lowered)}  # "u.s." is "us"
+        self.words = frozenset(sequence) | dotted
+        self.stems = (self.words - _STOP) | dotted  # words that may begin a longer one
         self.numbers = numbers_in(text) + numbers_in(_LIST_COMMA.sub(", ", text)) + implied_numbers(text)
         self.zones = frozenset(zones_in(text))
         self.initials = frozenset(
@@ -144,6 +152,8 @@ class Evidence:
         zone = resolve_zone(text)
         if zone == "UTC" or (zone is not None and zone in self.zones):
             return True  # "Tokyo", "东京" and "Asia/Tokyo" name one place; UTC is no invention
+        if code_names(text) and self._names_code(text):
+            return True
         if (runs := _CJK.findall(text)) and not all(run in self.text for run in runs):
             return False
         numbers = [float(n) for n in _DECIMAL.findall(text)]
@@ -155,16 +165,30 @@ class Evidence:
         found = sum(self._has_word(t) for t in tokens)
         return 2 * found >= len(tokens)
 
+    def _names_code(self, code: str) -> bool:
+        """Whether the conversation names the currency, language or country ``code`` stands for:
+        every word of one of its names, a Chinese name, or its symbol."""
+        for name in code_names(code):
+            if _NAME.fullmatch(name):
+                tokens = [t for t in _WORD.findall(name) if t not in _STOP]
+                if tokens and all(self._has_word(t) for t in tokens):
+                    return True
+            elif name in self.text:  # a symbol ("£", "US$") or a Chinese name ("英镑")
+                return True
+        return False
+
     def _has_word(self, token: str) -> bool:
         if token in self.words:
             return True
         if token.replace(".", "").isdigit():
             return self._has_number(float(token))
-        for w in self.words:
+        for w in self.stems:  # "to" does not begin "tomato"
             if min(len(w), len(token)) >= 2 and (w.startswith(token) or token.startswith(w)):
                 return True
             if len(token) >= 5 and w[:5] == token[:5]:
                 return True
+            if len(w) >= 5 and w.endswith("s") and token.startswith(w[:-1]):
+                return True  # "carbs" for "carbohydrates"
             if 2 <= len(token) <= 4 and w[:1] == token[:1] and _subsequence(token, w):
                 return True  # an abbreviation: "md" for "markdown", "js" for "javascript"
         return 2 <= len(token) <= 4 and token in self.initials  # "ny" for "new york"
@@ -178,6 +202,19 @@ def ungrounded(arguments: Mapping[str, Any], parameters: Mapping[str, Any], evid
         for name in parameters.get("required") or []
         if name in arguments and not _free(props.get(name)) and not evidence.has(arguments[name])
     ]
+
+
+def trim(arguments: Mapping[str, Any], evidence: Evidence) -> dict[str, Any]:
+    """``arguments`` with the items of a list of plain values dropped when they are not found in
+    ``evidence`` and some others are: ``["Annual", "Perennial", "Shrub"]`` for "annual plants"
+    becomes ``["Annual"]``."""
+    trimmed = dict(arguments)
+    for name, value in arguments.items():
+        if isinstance(value, list) and all(isinstance(v, str | int | float) for v in value):
+            kept = [v for v in value if evidence.has(v)]
+            if any(v not in (0, 1) for v in kept) and len(kept) < len(value):  # 0 and 1: always found
+                trimmed[name] = kept
+    return trimmed
 
 
 def prune(arguments: Mapping[str, Any], parameters: Mapping[str, Any], evidence: Evidence) -> dict[str, Any]:
@@ -230,7 +267,7 @@ def ground_calls(
         if params is None or not isinstance(args, dict):
             calls.append(call)
             continue
-        args = resolve_values(args, params, named) if resolve else args
+        args = trim(resolve_values(args, params, named) if resolve else args, evidence)
         if lost := ungrounded(args, params, evidence):
             missing[fn["name"]] = lost
         kept = prune(args, params, evidence)

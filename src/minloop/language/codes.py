@@ -1,0 +1,55 @@
+"""Codes for currencies, languages and countries, and what people call them, in English and
+Chinese, from CLDR data (shipped by Babel).
+
+``code_names("GBP")`` holds "british pound", "英镑" and "£"; ``code_names("fr")`` "french" and
+"法语"; ``code_names("JP")`` "japan" and "日本"; ``code_names("en-US")`` "american english" and
+"english". Codes are ISO 4217 currencies (three letters), language codes (two or three letters,
+with a region: ``zh_CN``, ``en-US``) and ISO 3166 countries (two letters), in any case. A word
+that is no code has no names. Grounding uses them: a call's ``"GBP"`` stands on a request that
+says "British pounds".
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from functools import cache
+
+__all__ = ["code_names"]
+
+LOCALES = ("en", "zh")
+_CODE = re.compile(r"[A-Za-z]{2,3}(?:[-_][A-Za-z]{2,4})?")
+
+
+@cache
+def _index() -> dict[str, frozenset[str]]:
+    """Every code, lowercased with ``_`` between its parts, to its names and symbols."""
+    try:
+        from babel import Locale
+    except ImportError:
+        from ..exceptions import MissingDependencyError
+
+        raise MissingDependencyError(
+            "babel (CLDR names of currencies and languages)", "pip install babel"
+        ) from None
+    names: dict[str, set[str]] = defaultdict(set)
+    for code in LOCALES:
+        locale = Locale.parse(code)
+        for table in (locale.currencies, locale.languages, locale.territories, locale.currency_symbols):
+            for key, name in table.items():
+                if key.isalpha() or "_" in key:
+                    names[key.lower()].add(name.lower())
+    return {code: frozenset(found) for code, found in names.items()}
+
+
+def code_names(value: str) -> frozenset[str]:
+    """The names and symbols of the currency, language or country ``value`` is the code of
+    (lowercased), or nothing when it is no code."""
+    if not _CODE.fullmatch(value.strip()):
+        return frozenset()
+    key = value.strip().lower().replace("-", "_")
+    found = _index().get(key, frozenset())
+    language = key.split("_")[0]
+    if "_" in key and language in _index():  # "en_us": American English, and English
+        found |= _index()[language]
+    return found
