@@ -13,7 +13,7 @@ decides all its requests in a row, like a process serving a stream of requests: 
 keeps only what consecutive prompts share (the instruction and the template's tool header).
 
 "default" is ``LocalModel()`` as it comes: menus of up to 32 tools are shown whole unless their
-definitions take more than about 2,500 tokens. Without selection, 20 and 50-tool menus take tens
+definitions take more than about 600 tokens. Without selection, 20 and 50-tool menus take tens
 of seconds per decision (50 tools are ~6,000 tokens, over the default 4,096-token window, so
 those runs use an 8,192 window); only the first ``--full`` items are decided that way.
 """
@@ -113,7 +113,7 @@ def main() -> None:
     selected = LocalModel(select_above=0, prefix_cache=False)
     whole = LocalModel(select_above=None, prefix_cache=False)
     wide = LocalModel(select_above=None, prefix_cache=False, n_ctx=8192)
-    default = LocalModel(prefix_cache=False)  # narrows above 32 tools or ~2,500 tokens of definitions
+    default = LocalModel(prefix_cache=False)  # narrows above 32 tools or ~600 tokens of definitions
     selected.load()
     configs: list[tuple[str, LocalModel, int | None, int]] = [("own functions only", whole, None, len(items))]
     for size in (int(s) for s in args.sizes.split(",")):
