@@ -85,6 +85,17 @@ def test_list_files_counts_real_files(tree: Path) -> None:
     }
 
 
+def test_list_files_without_a_pattern_lists_every_file(tree: Path) -> None:
+    # No default pattern is written into the schema: shown "*" as the default, the 0.5B model
+    # copied it for "How many Python files are in this folder?" and counted every file.
+    spec = next(t.spec() for t in file_tools(tree) if t.name == "list_files")
+    assert spec["function"]["parameters"]["properties"]["pattern"]["default"] is None
+    for arguments in ({}, {"pattern": None}, {"pattern": "*"}):
+        code, body = call(file_tools(tree), "list_files", **arguments)
+        assert code is None and body["count"] == 3  # the link out of the folder is not followed
+        assert [f["path"] for f in body["files"]] == ["pkg/big.py", "notes.md", "pkg/a.py"]
+
+
 def test_list_files_lists_the_five_largest_and_counts_them_all(tmp_path: Path) -> None:
     for i in range(12):
         (tmp_path / f"m{i:02d}.py").write_text("x" * (i + 1))

@@ -61,13 +61,14 @@ class Folder:
                     found.append(path)
         return found
 
-    def list_files(self, pattern: str = "*") -> dict[str, Any]:
+    def list_files(self, pattern: str | None = None) -> dict[str, Any]:
         """Count and list (largest first) the files in the working folder that match a glob pattern.
 
         Args:
-            pattern: Glob on the file name or its relative path, e.g. "*.py" or "src/*.md".
+            pattern: Glob on the file name or its relative path, e.g. "*.py" for Python files or
+                "src/*.md"; none for every file.
         """
-        found = [(p.relative_to(self.base).as_posix(), p.stat().st_size) for p in self.walk(pattern)]
+        found = [(p.relative_to(self.base).as_posix(), p.stat().st_size) for p in self.walk(pattern or "*")]
         sizes = sorted(found, key=lambda s: (-s[1], s[0]))  # largest first, like `ls -S`
         largest = sizes[0] if sizes else None
         return {
