@@ -111,7 +111,9 @@ class Evidence:
         dotted = {m.group().replace(".", "") for m in _DOTTED.finditer(lowered)}  # "u.s." is "us"
         self.words = frozenset(sequence) | dotted
         self.stems = (self.words - _STOP) | dotted  # words that may begin a longer one
-        self.numbers = numbers_in(text) + numbers_in(_LIST_COMMA.sub(", ", text)) + implied_numbers(text)
+        self.numbers = numbers_in(text) + implied_numbers(text)
+        if _LIST_COMMA.search(text):  # read again as a list: "[200,300]" is not 200300
+            self.numbers += numbers_in(_LIST_COMMA.sub(", ", text))
         self.zones = frozenset(zones_in(text))
         self.initials = frozenset(
             "".join(w[0] for w in sequence[i : i + n])
@@ -152,7 +154,7 @@ class Evidence:
         zone = resolve_zone(text)
         if zone == "UTC" or (zone is not None and zone in self.zones):
             return True  # "Tokyo", "东京" and "Asia/Tokyo" name one place; UTC is no invention
-        if code_names(text) and self._names_code(text):
+        if self._names_code(text):
             return True
         if (runs := _CJK.findall(text)) and not all(run in self.text for run in runs):
             return False
@@ -167,7 +169,7 @@ class Evidence:
 
     def _names_code(self, code: str) -> bool:
         """Whether the conversation names the currency, language or country ``code`` stands for:
-        every word of one of its names, a Chinese name, or its symbol."""
+        every word of one of its names, a Chinese name, or its symbol (no code has no names)."""
         for name in code_names(code):
             if _NAME.fullmatch(name):
                 tokens = [t for t in _WORD.findall(name) if t not in _STOP]
