@@ -155,6 +155,7 @@ def test_each_part_of_a_request_that_asks_for_several_things_gets_its_tool() -> 
 def test_nothing_in_common_selects_nothing() -> None:
     chosen = select_tools(MENU, user("Write me a haiku about autumn leaves."))
     assert chosen.tools == [] and not chosen.found and chosen.comparable
+    assert select_tools([], user("Book a flight. Then check the weather.")).tools == []  # no menu at all
 
 
 def test_chinese_requests_select_chinese_tools() -> None:

@@ -151,15 +151,15 @@ def _query(messages: Sequence[dict[str, Any]]) -> list[str]:
     return [*terms(" ".join(said)), *(terms(said[-1]) if said else [])]
 
 
-def _best_of_parts(docs: Sequence[list[str]], messages: Sequence[dict[str, Any]]) -> list[int]:
+def _best_of_parts(collection: Collection, messages: Sequence[dict[str, Any]]) -> list[int]:
     """The best-scoring tool of each part of the last user message, when it has several parts."""
     said = _said(messages)
     parts = [p for p in _PART.split(said[-1]) if p and p.strip()] if said else []
     best = []
-    for part in parts if len(parts) > 1 else []:
+    for part in parts if len(parts) > 1 and collection.counts else []:
         query = Counter(terms(part))
         if len(query) >= PART_TERMS:
-            scores = bm25(docs, query)
+            scores = [sum(w.values(), 0.0) for w in collection.weights(query)]
             top = max(range(len(scores)), key=scores.__getitem__)
             best += [top] if scores[top] > 0 else []
     return best
@@ -196,21 +196,23 @@ def select_tools(
     A tool is chosen when it shares words with the user's messages, ranks among the three best
     and scores at least ``ratio`` times the best tool's score (below 0.7 of it, only when it
     matches words of its own or misses at most one of those the tools ranked above it match: a
-    tool that matches fewer of the same words is a near-alike distractor), or when
-    it is the best match of one part of a request that asks for several things. Tools named in
-    ``keep`` (for example, already called in this conversation) are always shown. The chosen tools keep the
-    order they have in the menu: with the ranking's order, the time server's ``convert_time``
+    tool that matches fewer of the same words is a near-alike distractor), or when it is the
+    best match of one part of a request that asks for several things. Tools named in ``keep``
+    (for example, already called in this conversation) are always shown. The chosen tools keep
+    the order they have in the menu: with the ranking's order, the time server's ``convert_time``
     (its description names Tokyo) came before ``get_current_time`` and the 0.5B model called it
     for "What time is it in Tokyo?", inventing the time to convert.
     """
     docs = [document(t) for t in tools]
     names = [str(t.get("function", t).get("name", "")) for t in tools]
     query = Counter(_query(messages))
-    weights = bm25_terms(docs, query)
+    collection = Collection(docs)
+    weights = collection.weights(query)
     scores = [sum(w.values(), 0.0) for w in weights]
     chosen = _best_ranked(weights, scores, min(limit, RANKED), ratio)
-    for i in _best_of_parts(docs, messages):
-        chosen += [i] if i not in chosen and len(chosen) < limit else []
+    for i in _best_of_parts(collection, messages):
+        if i not in chosen and len(chosen) < limit:
+            chosen.append(i)
     kept = set(keep)
     chosen = sorted({*chosen, *(i for i, name in enumerate(names) if name in kept)})
     comparable = _script(query) is None or any(_script(Counter(d)) == _script(query) for d in docs)
@@ -258,27 +260,30 @@ def menu_tokens(tools: Sequence[dict[str, Any]]) -> int:
 
 def bm25(docs: Sequence[list[str]], query: Counter[str]) -> list[float]:
     """Okapi BM25 of each document for the query, with the menu itself as the collection."""
-    return [sum(w.values(), 0.0) for w in bm25_terms(docs, query)]
+    return [sum(w.values(), 0.0) for w in Collection(docs).weights(query)]
 
 
-def bm25_terms(docs: Sequence[list[str]], query: Counter[str]) -> list[dict[str, float]]:
-    """Each document's BM25 score for the query, term by term (the terms it matches)."""
-    n = len(docs)
-    if not n:
-        return []
-    counts = [Counter(d) for d in docs]
-    average = sum(len(d) for d in docs) / n or 1.0
-    frequency = Counter(t for c in counts for t in c)
-    weights = []
-    for doc, tf in zip(docs, counts, strict=True):
-        weight = {}
-        for term, q in query.items():
-            f = tf.get(term, 0)
-            if f:
-                idf = math.log(1 + (n - frequency[term] + 0.5) / (frequency[term] + 0.5))
-                weight[term] = q * idf * f * (K1 + 1) / (f + K1 * (1 - B + B * len(doc) / average))
-        weights.append(weight)
-    return weights
+class Collection:
+    """The menu's documents counted once, to score any number of queries against them."""
+
+    def __init__(self, docs: Sequence[list[str]]) -> None:
+        self.lengths = [len(d) for d in docs]
+        self.counts = [Counter(d) for d in docs]
+        self.average = (sum(self.lengths) / len(docs) if docs else 0.0) or 1.0
+        self.frequency = Counter(t for c in self.counts for t in c)
+
+    def weights(self, query: Counter[str]) -> list[dict[str, float]]:
+        """Each document's BM25 score for the query, term by term (the terms it matches)."""
+        n = len(self.counts)
+        out = []
+        for length, tf in zip(self.lengths, self.counts, strict=True):
+            weight = {}
+            for term, q in query.items():
+                if f := tf.get(term, 0):
+                    idf = math.log(1 + (n - self.frequency[term] + 0.5) / (self.frequency[term] + 0.5))
+                    weight[term] = q * idf * f * (K1 + 1) / (f + K1 * (1 - B + B * length / self.average))
+            out.append(weight)
+        return out
 
 
 def _script(words: Counter[str]) -> str | None:
