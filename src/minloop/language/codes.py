@@ -47,9 +47,8 @@ def code_names(value: str) -> frozenset[str]:
     (lowercased), or nothing when it is no code."""
     if not _CODE.fullmatch(value.strip()):
         return frozenset()
-    key = value.strip().lower().replace("-", "_")
-    found = _index().get(key, frozenset())
-    language = key.split("_")[0]
-    if "_" in key and language in _index():  # "en_us": American English, and English
-        found |= _index()[language]
+    key, index = value.strip().lower().replace("-", "_"), _index()
+    found = index.get(key, frozenset())
+    if "_" in key:  # "en_us": American English, and English
+        found |= index.get(key.split("_")[0], frozenset())
     return found
