@@ -6,6 +6,7 @@ import json
 
 from minloop.language import code_names
 from minloop.models.local.grounding import Evidence, ground_calls, prune, trim, ungrounded
+from minloop.models.local.watch import CallWatch
 
 BMI = {
     "type": "object",
@@ -107,6 +108,54 @@ def test_required_values_must_be_given_and_optional_inventions_are_dropped() -> 
     assert ungrounded(invented, BMI, unrelated) == ["weight", "height"]
 
 
+def test_options_the_model_had_to_write_are_kept_only_when_the_user_stated_them() -> None:
+    crime = {
+        "type": "object",
+        "properties": {
+            "case_number": {"type": "string"},
+            "details": {"type": "boolean"},
+            "include_description": {"type": "boolean"},
+            "kind": {"type": "string", "enum": ["felony", "misdemeanor"]},
+            "rating": {"type": "number"},
+            "round_to": {"type": "integer"},
+            "county": {"type": "string"},
+            "tags": {"type": "array", "items": {"type": "string"}},
+        },
+        "required": ["case_number"],
+    }
+    written = {
+        "case_number": "CA123456",
+        "details": True,
+        "include_description": False,
+        "kind": "felony",
+        "rating": 4.5,
+        "round_to": 1,
+        "county": "",
+        "tags": [],
+    }
+    asked = Evidence("Look up details of a felony record CA123456 with a rating of at least 4.5")
+    assert prune(written, crime, asked, stated=True) == {
+        "case_number": "CA123456",
+        "details": True,
+        "kind": "felony",
+        "rating": 4.5,
+    }
+    # chosen freely, a boolean, an enum member, 0 and 1 and an empty value stand as the model wrote them
+    assert prune(written, crime, asked) == written
+    terse = Evidence("Look up record CA123456")
+    assert prune(written, crime, terse, stated=True) == {"case_number": "CA123456"}
+    # a flag's leading verb is not asked for: "include_description" is stated by "description"
+    assert prune(
+        {"case_number": "CA1", "include_description": True},
+        crime,
+        Evidence("CA1 with a description"),
+        stated=True,
+    ) == {
+        "case_number": "CA1",
+        "include_description": True,
+    }
+
+
 def test_ground_calls_prunes_reports_and_leaves_what_the_loop_checks() -> None:
     spec = {"type": "function", "function": {"name": "bmi", "parameters": BMI}}
     call = {
@@ -144,3 +193,50 @@ def test_ground_calls_prunes_reports_and_leaves_what_the_loop_checks() -> None:
         ],
     )
     assert missing == {"bmi": ["height"]}
+
+
+CRIME = {
+    "type": "function",
+    "function": {
+        "name": "get_crime_rate",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "city": {"type": "string"},
+                "note": {"type": "string"},
+                "year": {"type": "integer"},
+                "state": {"type": "string"},
+            },
+            "required": ["city", "state"],
+        },
+    },
+}
+DECISION = (
+    '{"name": "get_crime_rate", "arguments": {"city": "San Francisco", "note": "a, \\"b}", '
+    '"year": 2020, "state": "California", "extra": [1, {"x": "}"}]}}'
+)
+
+
+def _fed(watch: CallWatch, text: str, size: int = 3) -> str | None:
+    """The text ``watch`` had read when it said stop (``None`` when it never did)."""
+    for i in range(0, len(text), size):
+        if watch(text[i : i + size]):
+            return watch.text
+    return None
+
+
+def test_a_call_is_stopped_at_its_first_invented_required_value() -> None:
+    asked = [{"role": "user", "content": "The crime rate in San Francisco in 2020"}]
+    watch = CallWatch([CRIME], asked, resolve=True)
+    read = _fed(watch, DECISION)
+    assert read is not None and read.endswith(
+        '"state": "California", "'
+    )  # stopped once the value was complete
+    assert watch.missing == {"get_crime_rate": ["state"]}
+    # given in the conversation, the call runs to its end; answers and unknown tools are not read
+    given = [{"role": "user", "content": "The crime rate in San Francisco, California, in 2020"}]
+    watch = CallWatch([CRIME], given, resolve=True)
+    assert _fed(watch, DECISION) is None and watch.missing == {}
+    for other in ('{"answer": "The rate is not known."}', '{"name": "nope", "arguments": {"city": "x"}}'):
+        watch = CallWatch([CRIME], asked, resolve=True)
+        assert _fed(watch, other) is None and watch.missing == {}

@@ -7,7 +7,16 @@ import json
 import pytest
 
 from minloop.builtins.clock import current_time
-from minloop.language import chinese_number, language_of, numbers_in, resolve_zone, user_language, zones_in
+from minloop.language import (
+    chinese_number,
+    date_format,
+    in_format,
+    language_of,
+    numbers_in,
+    resolve_zone,
+    user_language,
+    zones_in,
+)
 from minloop.models.local.grounding import Evidence, ground_calls, resolve_values
 
 
@@ -127,6 +136,50 @@ def test_resolution_is_off_on_request_and_enums_take_their_member() -> None:
     schema = {"properties": {"unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}}}
     assert resolve_values({"unit": "Fahr"}, schema, []) == {"unit": "fahrenheit"}
     assert resolve_values({"unit": "kelvin"}, schema, []) == {"unit": "kelvin"}  # the contract check answers
+
+
+@pytest.mark.parametrize(
+    ("description", "form"),
+    [
+        ("The date for the UV index, in the format mm-dd-yyyy.", ("mdy", "-")),
+        ("The date (month-day-year) you want the air quality for.", ("mdy", "-")),
+        ("Check-in date, YYYY-MM-DD", ("ymd", "-")),
+        ("Start date in DD.MM.YYYY", ("dmy", ".")),
+        ("The date of the flight.", None),
+        ("Quantity in mm", None),
+    ],
+)
+def test_a_description_names_the_format_of_its_dates(description: str, form: tuple[str, str] | None) -> None:
+    assert date_format(description) == form
+
+
+def test_a_date_is_written_in_the_named_format_when_it_is_unambiguous() -> None:
+    assert [in_format(v, ("mdy", "-")) for v in ("2022-08-16", "2022/8/16", "16-08-2022", "08/16/2022")] == [
+        "08-16-2022"
+    ] * 4
+    assert in_format("2023-03-10", ("dmy", "/")) == "10/03/2023"
+    # month and day either way round, and what is no date, stay as the model wrote them
+    assert [in_format(v, ("ymd", "-")) for v in ("03/04/2023", "next month", "2023-13-40")] == [
+        "03/04/2023",
+        "next month",
+        "2023-13-40",
+    ]
+    schema = {"properties": {"date": {"type": "string", "description": "The date, mm-dd-yyyy."}}}
+    assert resolve_values({"date": "2022-08-16"}, schema, []) == {"date": "08-16-2022"}
+
+
+def test_the_language_the_user_writes_in_is_evidence_for_a_language_value() -> None:
+    english = Evidence.of([{"role": "user", "content": "Analyze the sentiment of 'I love the food here!'"}])
+    assert all(english.has(v) for v in ("en", "English", "en-US"))
+    assert not any(english.has(v) for v in ("fr", "zh", "Chinese"))
+    chinese = Evidence.of(
+        [
+            {"role": "system", "content": "Be brief."},
+            {"role": "user", "content": "分析这条评论的情感：菜很好吃"},
+        ]
+    )
+    assert all(chinese.has(v) for v in ("zh", "Chinese", "中文", "zh-CN"))
+    assert not chinese.has("en")
 
 
 def test_the_clock_resolves_place_names_itself() -> None:

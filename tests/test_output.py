@@ -10,7 +10,7 @@ from pydantic import BaseModel
 
 from minloop import Controls, Loop, MinloopError, tool
 from minloop.decision import DECAY_TEXT, combine_checks
-from minloop.models.local.decoding import ANSWER, answer_schema, decision_schema, parse_decision
+from minloop.models.local.decoding import ANSWER, answer_schema, decision_schema, filled, parse_decision
 from minloop.models.openai import OpenAIModel
 from minloop.output import OutputSpec, response_format
 from minloop.testing import ChatServer, ScriptedModel, call, reply
@@ -201,3 +201,31 @@ def test_the_embedded_model_constrains_its_answer_to_the_output_schema() -> None
     assert with_tools["anyOf"][-1] == answer_schema(schema)
     assert "json_schema" not in local.body(ModelRequest(asked))
     assert getattr(local, "structured_output", False) is True
+
+
+def test_a_filled_call_writes_every_plain_option_and_leaves_objects_optional() -> None:
+    params = {
+        "type": "object",
+        "properties": {
+            "rank": {"type": "string"},
+            "deck": {
+                "type": "array",
+                "items": {"type": "object", "properties": {"suit": {"type": "string"}}},
+            },
+            "shuffle": {"type": "boolean"},
+            "suits": {"type": "array", "items": {"type": "string", "enum": ["hearts", "spades"]}},
+            "pattern": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+            "where": {"$ref": "#/$defs/Place"},
+        },
+        "required": ["rank"],
+    }
+    assert filled(params) == {**params, "required": ["rank", "shuffle", "suits", "pattern"]}
+    assert filled({"type": "object"}) == {"type": "object"}
+    tools = [{"type": "function", "function": {"name": "find_card", "parameters": params}}]
+    call = decision_schema(tools, "auto", fill=True)["anyOf"][0]
+    assert call["properties"]["arguments"] == {
+        **params,
+        "required": ["rank", "shuffle", "suits", "pattern"],
+        "additionalProperties": False,
+    }
+    assert decision_schema(tools, "auto")["anyOf"][0]["properties"]["arguments"]["required"] == ["rank"]

@@ -1,6 +1,7 @@
 """Language helpers shared by grounding and the evidence check: numbers in English and Chinese
 (``numerals``), place names to IANA time zones (``zones``), the names of currency, language and
-country codes (``codes``), and which language a user writes in."""
+country codes (``codes``), dates in a described format (``dates``), and which language a user
+writes in."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from .codes import code_names
+from .dates import date_format, in_format
 from .numerals import chinese_number, implied_numbers, numbers_in
 from .zones import is_zone_parameter, resolve_zone, zones_in
 
@@ -16,7 +18,9 @@ __all__ = [
     "Language",
     "chinese_number",
     "code_names",
+    "date_format",
     "implied_numbers",
+    "in_format",
     "is_zone_parameter",
     "language_of",
     "numbers_in",

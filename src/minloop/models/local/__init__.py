@@ -42,6 +42,7 @@ from .render import Layout
 from .runtime import apply_template, complete, english_of, get, load, relevance_of, tokenize
 from .select import is_large, narrowed, select_tools
 from .stream import TEXT_SINK, Repetition
+from .watch import CallWatch
 
 __all__ = ["LocalModel"]
 
@@ -67,8 +68,10 @@ class LocalModel:
 
     ``grounded`` (default on) is its decision policy for tool calls, see ``minloop.models.local.grounding``:
     optional arguments whose values the conversation does not give are dropped (the function's
-    default applies), and a call whose *required* values are not in the conversation is not
-    made (nor a call cut off by the token limit, whose value ran on past it): the model is asked
+    default applies; for a request in English the model writes every plain option and only the
+    stated ones stay, see ``_fills``), and a call whose *required* values are not in the
+    conversation is not made (nor a call cut off by the token limit, whose value ran on past
+    it; ``watch`` stops it at the first such value): the model is asked
     once more, tools off, for a short answer (``ABSTAIN_TOKENS``): a direct reply, or a request
     for the missing values. Measured with ``minloop eval bfcl``,
     this is what makes a 0.5B model abstain when no offered tool serves the request. ``gate``
@@ -179,14 +182,23 @@ class LocalModel:
         if retry_answer:
             body["max_tokens"] = min(self.sampling["max_tokens"], ABSTAIN_TOKENS)
         prefix = f"call_{sum(m.get('role') == 'assistant' for m in request.messages) + 1}"
-        response, at_limit = await self._generate(request, body, prefix, self.prefixes())
-        if not (self.grounded and request.tool_choice == "auto" and response.message.get("tool_calls")):
+        grounds = self.grounded and request.tool_choice == "auto" and bool(request.tools)
+        watch = CallWatch(request.tools, request.messages, resolve=self.faithful) if grounds else None
+        response, at_limit = await self._generate(request, body, prefix, self.prefixes(), watch)
+        if watch is not None and watch.missing:  # stopped at its first invented required value
+            message, missing = response.message, watch.missing
+        elif not (grounds and response.message.get("tool_calls")):
             return response
-        message, missing = ground_calls(
-            response.message, request.tools, request.messages, resolve=self.faithful
-        )
+        else:
+            message, missing = ground_calls(
+                response.message,
+                request.tools,
+                request.messages,
+                resolve=self.faithful,
+                stated=self._fills(request),
+            )
         if at_limit:  # cut off mid-value: a runaway invention
-            missing = {call["function"]["name"]: ["arguments"] for call in message["tool_calls"]}
+            missing = {call["function"]["name"]: ["arguments"] for call in message.get("tool_calls") or []}
         if not missing:
             return replace(response, message=message)
         # A call resting on invented values is not made: the model answers, told what is missing.
@@ -203,7 +215,12 @@ class LocalModel:
         return replace(answer, usage=response.usage + answer.usage)
 
     async def _generate(
-        self, request: ModelRequest, body: dict[str, Any], prefix: str, cache: PrefixCache | None = None
+        self,
+        request: ModelRequest,
+        body: dict[str, Any],
+        prefix: str,
+        cache: PrefixCache | None = None,
+        call: CallWatch | None = None,
     ) -> tuple[ModelResponse, bool]:
         """One completion for ``request``, and whether it ran to the token limit. An answer is
         stopped at its first unsupported sentence when the evidence check would replace it anyway
@@ -211,7 +228,9 @@ class LocalModel:
         server, lock = self._server()
         evidence, loop = self._watch(request), Repetition()
         watches: list[Callable[[str], bool]] = [loop] if evidence is None else [evidence, loop]
-        reply = await asyncio.to_thread(complete, server, lock, self.wire(body), cache, watches=watches)
+        reply = await asyncio.to_thread(
+            complete, server, lock, self.wire(body), cache, watches=watches, raw=call
+        )
         cut = bool(evidence and evidence.tripped)
         response = response_of(reply, prefix, constrained="json_schema" in body, cut=cut)
         if loop.kept is not None and not cut:
@@ -313,11 +332,22 @@ class LocalModel:
                 honesty = HONESTY[user_language(request.messages)] if self.honest else None
                 body["messages"] = with_instruction(body["messages"], self.parallel, honesty)
                 body["json_schema"] = decision_schema(
-                    request.tools, request.tool_choice, parallel=self.parallel, answer=answer
+                    request.tools,
+                    request.tool_choice,
+                    parallel=self.parallel,
+                    answer=answer,
+                    fill=self._fills(request),
                 )
         elif self.constrain and request.output_schema is not None:
             body["json_schema"] = answer
         return body
+
+    def _fills(self, request: ModelRequest) -> bool:
+        """Whether a call writes every option and keeps the ones the user stated (``decoding.filled``):
+        when grounding checks the call and the request is in English, the language of the tool
+        definitions (a Chinese request cannot state an option by its English name)."""
+        english = user_language(request.messages) == "en"
+        return self.constrain and self.grounded and request.tool_choice == "auto" and english
 
     def wire(self, body: dict[str, Any]) -> dict[str, Any]:
         """The runtime request for ``body``: its tools written into the system message without the

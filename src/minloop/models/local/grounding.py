@@ -10,8 +10,9 @@ are not, so the function's own default applies.
 
 Before that, ``resolve_values`` maps values onto a parameter's known vocabulary: a time zone
 parameter gets the IANA zone of the place the user named (the model's "Asia/Shanghai" for
-"现在东京几点了？" becomes "Asia/Tokyo"), and an enum member written in another case or cut short
-becomes the member itself.
+"现在东京几点了？" becomes "Asia/Tokyo"), an enum member written in another case or cut short
+becomes the member itself, and a date is written in the format the parameter's description
+names ("2022-08-16" becomes "08-16-2022" for "the date, in the format mm-dd-yyyy").
 
 What counts as found, deliberately lenient so that real calls pass:
 
@@ -25,7 +26,9 @@ What counts as found, deliberately lenient so that real calls pass:
   "东京" are one place; see ``minloop.language.zones``), and UTC always (the neutral default of a
   time zone parameter); Chinese words: found as written;
 * codes: a currency, language or country code whose name the text gives ("GBP" for "British
-  pounds" or "英镑", "fr" for "French", "JP" for "Japan"; see ``minloop.language.codes``);
+  pounds" or "英镑", "fr" for "French", "JP" for "Japan"; see ``minloop.language.codes``), and
+  the language the user writes in ("en" or "English" for an English request, "zh" or "中文" for
+  a Chinese one);
 * strings: every number in them above 12 (a calculator expression's operands, a date) is found,
   and at least half of the value's content words appear in the text, a word matching when
   one is a prefix of the other ("py" in "python", "restaurant" in "restaurants"), when they
@@ -44,9 +47,21 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...language import code_names, implied_numbers, is_zone_parameter, numbers_in, resolve_zone, zones_in
+from ...language import (
+    Language,
+    code_names,
+    date_format,
+    implied_numbers,
+    in_format,
+    is_zone_parameter,
+    language_of,
+    numbers_in,
+    resolve_zone,
+    user_language,
+    zones_in,
+)
 
-__all__ = ["Evidence", "ground_calls", "prune", "resolve_values", "trim", "ungrounded"]
+__all__ = ["Evidence", "ground_calls", "named_zones", "prune", "resolve_values", "trim", "ungrounded"]
 
 _WORD = re.compile(r"[a-z0-9]+")
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
@@ -54,6 +69,11 @@ _DECIMAL = re.compile(r"\d+(?:\.\d+)?")
 _LIST_COMMA = re.compile(r"(?<=\d),(?=\d)")  # "[200,300,400]": a list, or thousands
 _NAME = re.compile(r"[a-z0-9 '.-]+")  # a name in words ("british pound"), no symbol
 _DOTTED = re.compile(r"\b(?:[a-z]\.)+[a-z]?\b")  # "u.s.", "u.s.a"
+_NAME_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")  # "include_description", "showDetails"
+# the verb a flag's name begins with: "include_description" is stated by "description"
+_FLAG_VERBS = frozenset(
+    ["include", "is", "has", "use", "enable", "show", "want", "with", "get", "return", "allow"]
+)
 _TRACE_ID = re.compile(r"trc_\d{12}_[0-9a-f]{6}")  # the loop's own stamp in every tool result, not a fact
 _STOP = frozenset(
     [
@@ -102,10 +122,11 @@ _STOP = frozenset(
 class Evidence:
     """The words and numbers a conversation gives a call to draw on (never the assistant's own)."""
 
-    __slots__ = ("initials", "numbers", "stems", "text", "words", "zones")
+    __slots__ = ("initials", "numbers", "spoken", "stems", "text", "words", "zones")
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, language: Language | None = None) -> None:
         lowered = text.lower()
+        self.spoken = code_names(language or language_of(text))  # what the user's language is called
         sequence = _WORD.findall(lowered)
         self.text = lowered
         dotted = {m.group().replace(".", "") for m in _DOTTED.finditer(lowered)}  # "u.s." is "us"
@@ -129,7 +150,7 @@ class Evidence:
                 continue
             content = message.get("content")
             parts.append(content if isinstance(content, str) else json.dumps(content, ensure_ascii=False))
-        return cls(_TRACE_ID.sub("trc", "\n".join(parts)))
+        return cls(_TRACE_ID.sub("trc", "\n".join(parts)), user_language(messages))
 
     def has(self, value: Any) -> bool:
         """Whether ``value`` is found in the conversation (the rules are in the module docstring)."""
@@ -154,7 +175,7 @@ class Evidence:
         zone = resolve_zone(text)
         if zone == "UTC" or (zone is not None and zone in self.zones):
             return True  # "Tokyo", "东京" and "Asia/Tokyo" name one place; UTC is no invention
-        if self._names_code(text):
+        if self._names_code(text) or text.strip().lower() in self.spoken or code_names(text) & self.spoken:
             return True
         if (runs := _CJK.findall(text)) and not all(run in self.text for run in runs):
             return False
@@ -219,11 +240,36 @@ def trim(arguments: Mapping[str, Any], evidence: Evidence) -> dict[str, Any]:
     return trimmed
 
 
-def prune(arguments: Mapping[str, Any], parameters: Mapping[str, Any], evidence: Evidence) -> dict[str, Any]:
-    """``arguments`` without the optional ones whose values are not found in ``evidence``."""
+def prune(
+    arguments: Mapping[str, Any],
+    parameters: Mapping[str, Any],
+    evidence: Evidence,
+    *,
+    stated: bool = False,
+) -> dict[str, Any]:
+    """``arguments`` without the optional ones whose values are not found in ``evidence``.
+
+    With ``stated`` (the model had to write every option, see ``decoding.filled``) an option
+    is kept only when the user stated it: a boolean when the words of its name are in the text
+    ("details" for ``detailed``), an enum member or a 0 or 1 when written there, and never an
+    empty value or ``null``."""
     required = set(parameters.get("required") or [])
     props = parameters.get("properties") or {}
+    if stated:
+        return {k: v for k, v in arguments.items() if k in required or _stated(k, v, evidence)}
     return {k: v for k, v in arguments.items() if k in required or _free(props.get(k)) or evidence.has(v)}
+
+
+def _stated(name: str, value: Any, evidence: Evidence) -> bool:
+    if value is None or value in ("", [], {}):
+        return False
+    if isinstance(value, bool):
+        words = [w.lower() for w in _NAME_WORD.findall(name)]
+        words = [w for w in words if w not in _FLAG_VERBS and w not in _STOP]
+        return bool(words) and all(evidence._has_word(w) for w in words)
+    if isinstance(value, int | float) and value in (0, 1):
+        return any(_close(float(value), n) for n in evidence.numbers)
+    return evidence.has(value)
 
 
 def _free(schema: Any) -> bool:
@@ -248,16 +294,18 @@ def ground_calls(
     messages: Sequence[Mapping[str, Any]],
     *,
     resolve: bool = True,
+    stated: bool = False,
 ) -> tuple[dict[str, Any], dict[str, list[str]]]:
     """An assistant message's calls with ungrounded optional arguments pruned, and, per tool name,
     the required arguments that are not grounded (empty when every call stands on the conversation).
 
-    With ``resolve``, values are first mapped onto their parameter's vocabulary (``resolve_values``).
+    With ``resolve``, values are first mapped onto their parameter's vocabulary (``resolve_values``);
+    with ``stated``, options are kept only when the user stated them (``prune``).
     Calls to unknown tools and arguments that are not a JSON object are left as they are: the
     loop's own contract checks answer those."""
     specs = {t["function"]["name"]: t["function"].get("parameters") or {} for t in tools if "function" in t}
     evidence = Evidence.of(messages)
-    named = _named_zones(messages) if resolve else []
+    named = named_zones(messages) if resolve else []
     calls, missing = [], {}
     for call in message.get("tool_calls") or []:
         fn = call.get("function") or {}
@@ -272,7 +320,7 @@ def ground_calls(
         args = trim(resolve_values(args, params, named) if resolve else args, evidence)
         if lost := ungrounded(args, params, evidence):
             missing[fn["name"]] = lost
-        kept = prune(args, params, evidence)
+        kept = prune(args, params, evidence, stated=stated)
         calls.append({**call, "function": {**fn, "arguments": json.dumps(kept, ensure_ascii=False)}})
     return {**message, "tool_calls": calls} if calls else dict(message), missing
 
@@ -294,6 +342,8 @@ def resolve_values(
             matches = [m for m in members if isinstance(m, str) and m.lower().startswith(prefix)]
             if len(matches) == 1:
                 resolved[name] = matches[0]
+        elif isinstance(value, str) and isinstance(schema, Mapping) and (form := _date_form(schema)):
+            resolved[name] = in_format(value, form)
         elif is_zone_parameter(name, schema) and (value is None or isinstance(value, str)):
             zone = resolve_zone(value) if value else None
             if len(zones) == 1 and zone != zones[0]:
@@ -303,7 +353,12 @@ def resolve_values(
     return resolved
 
 
-def _named_zones(messages: Sequence[Mapping[str, Any]]) -> list[str]:
+def _date_form(schema: Mapping[str, Any]) -> tuple[str, str] | None:
+    description = schema.get("description")
+    return date_format(description) if isinstance(description, str) else None
+
+
+def named_zones(messages: Sequence[Mapping[str, Any]]) -> list[str]:
     """The zones the latest user message names (or, when it names none, an earlier one)."""
     for message in reversed(messages):
         content = message.get("content")

@@ -64,13 +64,17 @@ def complete(
     *,
     whole: bool = False,
     watches: Sequence[Callable[[str], bool]] = (),
+    raw: Callable[[str], bool] | None = None,
 ) -> dict[str, Any]:
     """One chat completion. With ``cache``, the prompt's system-and-tools prefix comes from disk
     when kept; the answer is streamed to ``TEXT_SINK`` when one is set, unless ``whole``.
-    Each of ``watches`` is given the answer's text as it grows; one returning True stops it."""
+    Each of ``watches`` is given the answer's text as it grows, and ``raw`` every piece of the
+    reply as generated; one returning True stops it."""
     sink = None if whole else TEXT_SINK.get()
     if watches:
         sink = _all([sink, *watches] if sink is not None else watches)
+    if raw is not None and sink is None:
+        sink = _all([])
     with lock:  # one slot: serialised calls keep the KV cache on the growing transcript
         try:
             primed = 0
@@ -79,7 +83,7 @@ def complete(
             if sink is None:
                 reply = server.handle_chat_completions(body)
             else:
-                reply = streamed_completion(server, body, sink)
+                reply = streamed_completion(server, body, sink, raw)
         except Exception as exc:
             raise ModelError(f"local model failed: {exc}") from exc
     if not isinstance(reply, dict) or "choices" not in reply:

@@ -129,8 +129,14 @@ def _unescape(escape: str) -> str:
     return str(json.loads(f'"{escape}"'))
 
 
-def streamed_completion(server: Any, body: dict[str, Any], sink: Callable[[str], bool]) -> dict[str, Any]:
-    """A chat completion run as a stream, each piece of visible text sent to ``sink``; returns
+def streamed_completion(
+    server: Any,
+    body: dict[str, Any],
+    sink: Callable[[str], bool],
+    raw: Callable[[str], bool] | None = None,
+) -> dict[str, Any]:
+    """A chat completion run as a stream, each piece of visible text sent to ``sink`` and each
+    piece as generated (a call's JSON too) to ``raw``; either returning True stops it. Returns
     the reply in the shape of a whole completion (or the runtime's error)."""
     decoder = AnswerText() if "json_schema" in body else None
     text: list[str] = []
@@ -150,6 +156,7 @@ def streamed_completion(server: Any, body: dict[str, Any], sink: Callable[[str],
             piece = (choice.get("delta") or {}).get("content")
             if isinstance(piece, str) and piece:
                 text.append(piece)
+                stop = (raw is not None and raw(piece)) or stop
                 visible = decoder.feed(piece) if decoder is not None else piece
                 stop = (bool(visible) and sink(visible)) or stop
         return stop

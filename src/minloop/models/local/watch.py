@@ -1,0 +1,97 @@
+"""Stopping a call at its first required value that the conversation does not give.
+
+A call resting on an invented required value is not made (see ``grounding``): the model is
+asked for a short answer instead, and the rest of the call would be thrown away. Writing every
+option (``decoding.filled``) makes such calls longer, so ``CallWatch`` reads a decision as it is
+generated and stops it as soon as one argument of the call is complete and grounding rejects it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .grounding import Evidence, named_zones, resolve_values, trim, ungrounded
+
+__all__ = ["CallWatch"]
+
+_HEAD = re.compile(r'\s*\{\s*"name"\s*:\s*"([^"\\]*)"\s*,\s*"arguments"\s*:\s*\{')
+_OTHER = re.compile(r'\s*\{\s*"(?!n)')  # {"answer": ...} or {"calls": [...]}: not watched
+_OPEN, _CLOSE = "{[", "}]"
+
+
+class CallWatch:
+    """Reads a decision's text as it grows (call it with each piece; it returns True to stop)
+    and, for a single call, checks each argument when its value is complete. ``missing`` then
+    names the call and the required argument that is not grounded, as ``ground_calls`` would."""
+
+    def __init__(
+        self, tools: Sequence[Mapping[str, Any]], messages: Sequence[Mapping[str, Any]], *, resolve: bool
+    ) -> None:
+        self.specs = {
+            t["function"]["name"]: t["function"].get("parameters") or {} for t in tools if "function" in t
+        }
+        self.messages = messages
+        self.resolve = resolve
+        self.missing: dict[str, list[str]] = {}
+        self.text = ""
+        self._evidence: Evidence | None = None
+        self._zones: list[str] = []
+        self._name: str | None = None
+        self._start = self._at = 0  # where the arguments' members begin; how far they are read
+        self._depth, self._quoted, self._escaped, self._over = 0, False, False, False
+
+    def __call__(self, piece: str) -> bool:
+        if self._over:
+            return False
+        self.text += piece
+        if self._name is None and not self._opened():
+            return False
+        return self._read()
+
+    def _opened(self) -> bool:
+        head = _HEAD.match(self.text)
+        if head is None:
+            self._over = bool(_OTHER.match(self.text)) or len(self.text) > 300
+            return False
+        self._name, self._start = head.group(1), head.end()
+        self._at = self._start
+        self._over = self._name not in self.specs
+        return not self._over
+
+    def _read(self) -> bool:
+        for i in range(self._at, len(self.text)):
+            ch = self.text[i]
+            if self._quoted:
+                self._escaped, self._quoted = (False, True) if self._escaped else (ch == "\\", ch != '"')
+            elif ch == '"':
+                self._quoted = True
+            elif ch in _OPEN:
+                self._depth += 1
+            elif ch in _CLOSE and self._depth > 0:
+                self._depth -= 1
+            elif ch in ",}" and self._depth == 0:
+                self._at, self._over = i + 1, ch == "}"
+                return self._rejects(self.text[self._start : i])
+        self._at = len(self.text)
+        return False
+
+    def _rejects(self, members: str) -> bool:
+        try:
+            arguments = json.loads("{" + members + "}")
+        except ValueError:
+            self._over = True
+            return False
+        assert self._name is not None
+        params = self.specs[self._name]
+        if self._evidence is None:
+            self._evidence = Evidence.of(self.messages)
+            self._zones = named_zones(self.messages) if self.resolve else []
+        if self.resolve:
+            arguments = resolve_values(arguments, params, self._zones)
+        lost = ungrounded(trim(arguments, self._evidence), params, self._evidence)
+        if lost:
+            self.missing, self._over = {self._name: lost}, True
+        return bool(lost)
