@@ -61,7 +61,16 @@ from ...language import (
     zones_in,
 )
 
-__all__ = ["Evidence", "ground_calls", "named_zones", "prune", "resolve_values", "trim", "ungrounded"]
+__all__ = [
+    "Evidence",
+    "Grounds",
+    "ground_calls",
+    "named_zones",
+    "prune",
+    "resolve_values",
+    "trim",
+    "ungrounded",
+]
 
 _WORD = re.compile(r"[a-z0-9]+")
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
@@ -75,47 +84,9 @@ _FLAG_VERBS = frozenset(
     ["include", "is", "has", "use", "enable", "show", "want", "with", "get", "return", "allow"]
 )
 _TRACE_ID = re.compile(r"trc_\d{12}_[0-9a-f]{6}")  # the loop's own stamp in every tool result, not a fact
-_STOP = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "of",
-        "to",
-        "in",
-        "on",
-        "at",
-        "by",
-        "for",
-        "and",
-        "or",
-        "with",
-        "from",
-        "as",
-        "is",
-        "are",
-        "be",
-        "it",
-        "its",
-        "this",
-        "that",
-        "these",
-        "those",
-        "my",
-        "your",
-        "our",
-        "their",
-        "me",
-        "i",
-        "you",
-        "we",
-        "they",
-        "what",
-        "which",
-        "who",
-        "how",
-        "us",
-    ]
+_STOP = frozenset(  # words that say nothing of a value
+    "a an the of to in on at by for and or with from as is are be it its this that these those my your our "  # noqa: SIM905
+    "their me i you we they what which who how us".split()
 )
 
 
@@ -175,8 +146,8 @@ class Evidence:
         zone = resolve_zone(text)
         if zone == "UTC" or (zone is not None and zone in self.zones):
             return True  # "Tokyo", "东京" and "Asia/Tokyo" name one place; UTC is no invention
-        if self._names_code(text) or text.strip().lower() in self.spoken or code_names(text) & self.spoken:
-            return True
+        if text.strip().lower() in self.spoken or self._names_code(text):
+            return True  # the user's language by its name, or a code whose name the text gives
         if (runs := _CJK.findall(text)) and not all(run in self.text for run in runs):
             return False
         numbers = [float(n) for n in _DECIMAL.findall(text)]
@@ -190,8 +161,12 @@ class Evidence:
 
     def _names_code(self, code: str) -> bool:
         """Whether the conversation names the currency, language or country ``code`` stands for:
-        every word of one of its names, a Chinese name, or its symbol (no code has no names)."""
-        for name in code_names(code):
+        every word of one of its names, a Chinese name, or its symbol (no code has no names); a
+        language code also when it is the language the user writes in."""
+        names = code_names(code)
+        if names & self.spoken:
+            return True
+        for name in names:
             if _NAME.fullmatch(name):
                 tokens = [t for t in _WORD.findall(name) if t not in _STOP]
                 if tokens and all(self._has_word(t) for t in tokens):
@@ -303,13 +278,11 @@ def ground_calls(
     with ``stated``, options are kept only when the user stated them (``prune``).
     Calls to unknown tools and arguments that are not a JSON object are left as they are: the
     loop's own contract checks answer those."""
-    specs = {t["function"]["name"]: t["function"].get("parameters") or {} for t in tools if "function" in t}
-    evidence = Evidence.of(messages)
-    named = named_zones(messages) if resolve else []
+    grounds = Grounds(tools, messages, resolve=resolve)
     calls, missing = [], {}
     for call in message.get("tool_calls") or []:
         fn = call.get("function") or {}
-        params = specs.get(fn.get("name"))
+        params = grounds.specs.get(fn.get("name"))
         try:
             args = json.loads(fn.get("arguments") or "{}")
         except (TypeError, ValueError):
@@ -317,12 +290,35 @@ def ground_calls(
         if params is None or not isinstance(args, dict):
             calls.append(call)
             continue
-        args = trim(resolve_values(args, params, named) if resolve else args, evidence)
-        if lost := ungrounded(args, params, evidence):
+        args, lost = grounds.check(fn["name"], args)
+        if lost:
             missing[fn["name"]] = lost
-        kept = prune(args, params, evidence, stated=stated)
+        kept = prune(args, params, grounds.evidence, stated=stated)
         calls.append({**call, "function": {**fn, "arguments": json.dumps(kept, ensure_ascii=False)}})
     return {**message, "tool_calls": calls} if calls else dict(message), missing
+
+
+class Grounds:
+    """What one conversation grounds, for checking the calls of one decision: the tools'
+    parameters by name, the ``Evidence`` and the zones the user named (read once)."""
+
+    def __init__(
+        self, tools: Sequence[Mapping[str, Any]], messages: Sequence[Mapping[str, Any]], *, resolve: bool
+    ) -> None:
+        self.specs = {
+            t["function"]["name"]: t["function"].get("parameters") or {} for t in tools if "function" in t
+        }
+        self.evidence = Evidence.of(messages)
+        self.zones = named_zones(messages) if resolve else []
+        self.resolve = resolve
+
+    def check(self, name: str, arguments: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+        """The arguments of a call to the known tool ``name``, resolved (with ``resolve``) and
+        trimmed, and its required arguments that are not grounded."""
+        params = self.specs[name]
+        args = resolve_values(arguments, params, self.zones) if self.resolve else arguments
+        args = trim(args, self.evidence)
+        return args, ungrounded(args, params, self.evidence)
 
 
 def resolve_values(

@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .grounding import Evidence, named_zones, resolve_values, trim, ungrounded
+from .grounding import Grounds
 
 __all__ = ["CallWatch"]
 
@@ -30,15 +30,11 @@ class CallWatch:
     def __init__(
         self, tools: Sequence[Mapping[str, Any]], messages: Sequence[Mapping[str, Any]], *, resolve: bool
     ) -> None:
-        self.specs = {
-            t["function"]["name"]: t["function"].get("parameters") or {} for t in tools if "function" in t
-        }
-        self.messages = messages
-        self.resolve = resolve
+        self.specs = {t["function"]["name"] for t in tools if "function" in t}
+        self.tools, self.messages, self.resolve = tools, messages, resolve
         self.missing: dict[str, list[str]] = {}
         self.text = ""
-        self._evidence: Evidence | None = None
-        self._zones: list[str] = []
+        self._grounds: Grounds | None = None  # read at the first complete argument
         self._name: str | None = None
         self._start = self._at = 0  # where the arguments' members begin; how far they are read
         self._depth, self._quoted, self._escaped, self._over = 0, False, False, False
@@ -85,13 +81,9 @@ class CallWatch:
             self._over = True
             return False
         assert self._name is not None
-        params = self.specs[self._name]
-        if self._evidence is None:
-            self._evidence = Evidence.of(self.messages)
-            self._zones = named_zones(self.messages) if self.resolve else []
-        if self.resolve:
-            arguments = resolve_values(arguments, params, self._zones)
-        lost = ungrounded(trim(arguments, self._evidence), params, self._evidence)
+        if self._grounds is None:
+            self._grounds = Grounds(self.tools, self.messages, resolve=self.resolve)
+        _, lost = self._grounds.check(self._name, arguments)
         if lost:
             self.missing, self._over = {self._name: lost}, True
         return bool(lost)
