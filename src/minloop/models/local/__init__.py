@@ -40,7 +40,7 @@ from .grounding import ground_calls
 from .prefix_cache import PrefixCache, model_identity, prefix_dir
 from .render import Layout
 from .runtime import apply_template, complete, english_of, get, load, relevance_of, tokenize
-from .select import is_large, narrowed, select_tools
+from .select import narrowed, narrowing
 from .stream import TEXT_SINK, Repetition
 from .watch import CallWatch
 
@@ -261,14 +261,11 @@ class LocalModel:
         Chinese request) cannot be ranked, so it is shown whole; when whole it would not fit the
         window, the user's last message is translated into English by the model (once per text)
         and the tools are ranked by that."""
+        narrow, unranked = narrowing(request, self.select_above, self.select_tokens)
         said = [m.get("content") for m in request.messages if m.get("role") == "user"]
-        text = said[-1] if said and self.select_above is not None and request.tool_choice != "none" else None
-        if not isinstance(text, str) or not is_large(request.tools, self.select_above, self.select_tokens):
-            return self.narrowed(request)
-        if select_tools(request.tools, request.messages).comparable:
-            return self.narrowed(request)
-        if await asyncio.to_thread(self._fits, request):
-            return request  # cannot be ranked, and fits the window whole
+        text = said[-1] if said else None
+        if not unranked or not isinstance(text, str) or await asyncio.to_thread(self._fits, request):
+            return narrow  # narrowed, small, or cannot be ranked and fits the window whole
         if text not in self._english:
             self._english = {} if len(self._english) >= 256 else self._english
             server, lock = self._server()

@@ -35,7 +35,7 @@ import snowballstemmer
 
 from ..base import ModelRequest
 
-__all__ = ["Selection", "is_large", "menu_tokens", "narrowed", "select_tools", "terms"]
+__all__ = ["Selection", "is_large", "menu_tokens", "narrowed", "narrowing", "select_tools", "terms"]
 
 _WORD = re.compile(r"[A-Za-z]+|[0-9]+|[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+")
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
@@ -229,18 +229,26 @@ def narrowed(
     call is required). A request written in a script none of the tools is written in keeps
     the whole menu, unless ``english`` gives its words in English.
     """
+    return narrowing(request, above, tokens, english)[0]
+
+
+def narrowing(
+    request: ModelRequest, above: int | None, tokens: int | None, english: str | None = None
+) -> tuple[ModelRequest, bool]:
+    """``narrowed``, and whether the menu was large but could not be ranked: the request shares
+    no writing system with the tools (its English words would rank them)."""
     if above is None or request.tool_choice == "none" or not is_large(request.tools, above, tokens):
-        return request
+        return request, False
     keep = {c["function"]["name"] for m in request.messages for c in m.get("tool_calls") or []}
     if isinstance(request.tool_choice, dict):
         keep.add(request.tool_choice.get("function", {}).get("name", ""))
     said = request.messages if english is None else [{"role": "user", "content": english}]
     chosen = select_tools(request.tools, said, keep=keep)
-    if not chosen.comparable or (not chosen.found and request.tool_choice != "auto"):
-        return request
-    if not chosen.found:
-        return replace(request, tools=[], tool_choice="none")
-    return replace(request, tools=chosen.tools)
+    if not chosen.comparable:
+        return request, True
+    if not chosen.found and request.tool_choice == "auto":
+        return replace(request, tools=[], tool_choice="none"), False
+    return (replace(request, tools=chosen.tools) if chosen.found else request), False
 
 
 def is_large(tools: Sequence[dict[str, Any]], above: int | None, tokens: int | None) -> bool:
