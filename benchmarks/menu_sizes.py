@@ -3,14 +3,15 @@
     flock /tmp/minloop-cpu.lock .venv/bin/python benchmarks/menu_sizes.py [--items 20] [--full 2] [--sizes 5,20,50] [--out decisions.jsonl]
 
 Menus are built from BFCL's non-live categories (never the live ones): each request's own
-functions plus distractor functions drawn from other items (a fixed seed per item), up to 5,
-20 and 50 tools. Every request is decided once per configuration by ``LocalModel`` with its
-default decision policy; the prediction is scored by BFCL's AST checker against the request's
-own answer (irrelevance items: correct when no call is made). Printed per configuration:
-accuracy, prompt tokens, prompt tokens evaluated, seconds per decision, and the ratio of
-seconds to the own-functions-only baseline, all measured in the same run. Each configuration
-decides all its requests in a row, like a process serving a stream of requests: the KV cache
-keeps only what consecutive prompts share (the instruction and the template's tool header).
+functions plus distractor functions drawn from other items (a fixed seed per item; one
+definition per name), up to 5, 20 and 50 tools. Every request is decided once per
+configuration by ``LocalModel`` with its default decision policy; the prediction is scored by
+BFCL's AST checker against the request's own answer (irrelevance items: correct when no
+call is made). Printed per configuration: accuracy, prompt tokens, prompt tokens evaluated,
+seconds per decision, and the ratio of seconds to the own-functions-only baseline, all
+measured in the same run. Each configuration decides all its requests in a row, like a
+process serving a stream of requests: the KV cache keeps only what consecutive prompts share
+(the instruction and the template's tool header).
 
 "default" is ``LocalModel()`` as it comes: menus of up to 32 tools are shown whole unless their
 definitions take more than about 600 tokens. Without selection, 20 and 50-tool menus take tens
@@ -25,6 +26,7 @@ import asyncio
 import json
 import random
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,6 +59,15 @@ def sample(n: int) -> list[Item]:
         want = max(1, n * weight // total)
         groups.append(items[:: max(1, len(items) // want)][:want])
     return [g[i] for i in range(max(map(len, groups))) for g in groups if i < len(g)]
+
+
+def distinct(functions: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One definition per function name: BFCL repeats functions across items (1,917 definitions
+    of 982 names), and a menu that offers two tools of one name is not a valid menu."""
+    seen: dict[str, dict[str, Any]] = {}
+    for f in functions:
+        seen.setdefault(f["name"], f)
+    return list(seen.values())
 
 
 def menu(item: Item, size: int, pool: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -108,7 +119,7 @@ def main() -> None:
     args = parser.parse_args()
 
     items = sample(args.items)
-    pool = [f for category in POOL for item in load_items(category) for f in item.functions]
+    pool = distinct(f for category in POOL for item in load_items(category) for f in item.functions)
     check = load_checker()
     selected = LocalModel(select_above=0, prefix_cache=False)
     whole = LocalModel(select_above=None, prefix_cache=False)
