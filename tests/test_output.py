@@ -10,7 +10,14 @@ from pydantic import BaseModel
 
 from minloop import Controls, Loop, MinloopError, tool
 from minloop.decision import DECAY_TEXT, combine_checks
-from minloop.models.local.decoding import ANSWER, answer_schema, decision_schema, filled, parse_decision
+from minloop.models.local.decoding import (
+    ANSWER,
+    answer_schema,
+    bounded,
+    decision_schema,
+    filled,
+    parse_decision,
+)
 from minloop.models.openai import OpenAIModel
 from minloop.output import OutputSpec, response_format
 from minloop.testing import ChatServer, ScriptedModel, call, reply
@@ -223,9 +230,41 @@ def test_a_filled_call_writes_every_plain_option_and_leaves_objects_optional() -
     assert filled({"type": "object"}) == {"type": "object"}
     tools = [{"type": "function", "function": {"name": "find_card", "parameters": params}}]
     call = decision_schema(tools, "auto", fill=True)["anyOf"][0]
+    suits = {**params["properties"]["suits"], "maxItems": 2}
     assert call["properties"]["arguments"] == {
         **params,
+        "properties": {**params["properties"], "suits": suits},
         "required": ["rank", "shuffle", "suits", "pattern"],
         "additionalProperties": False,
     }
     assert decision_schema(tools, "auto")["anyOf"][0]["properties"]["arguments"]["required"] == ["rank"]
+
+
+def test_a_list_of_choices_is_decoded_with_at_most_as_many_items_as_choices() -> None:
+    amenities = {"type": "array", "items": {"type": "string", "enum": ["Breakfast", "Parking", "Wi-Fi"]}}
+    params = {
+        "type": "object",
+        "properties": {
+            "amenities": amenities,
+            "flags": {"type": "array", "items": {"type": "boolean"}, "maxItems": 1},
+            "rooms": {"type": "array", "items": {"type": "object", "properties": {"kind": amenities}}},
+            "tags": {"type": "array", "items": {"type": "string"}},
+        },
+        "required": ["amenities"],
+        "$defs": {"Stay": {"anyOf": [amenities, {"type": "null"}]}},
+    }
+    limited = {**amenities, "maxItems": 3}
+    assert bounded(params) == {
+        **params,
+        "properties": {
+            "amenities": limited,
+            "flags": params["properties"]["flags"],  # already fewer than the two booleans
+            "rooms": {"type": "array", "items": {"type": "object", "properties": {"kind": limited}}},
+            "tags": params["properties"]["tags"],  # free text: no bound
+        },
+        "$defs": {"Stay": {"anyOf": [limited, {"type": "null"}]}},
+    }
+    tools = [{"type": "function", "function": {"name": "find_hotels", "parameters": params}}]
+    arguments = decision_schema(tools, "required")["properties"]["arguments"]
+    assert arguments == {**bounded(params), "additionalProperties": False}
+    assert params["properties"]["amenities"] == amenities  # the tool's own schema is not changed

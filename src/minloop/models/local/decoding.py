@@ -129,9 +129,41 @@ def ungrounded_note(missing: dict[str, list[str]], language: Language = "en") ->
 
 
 def _arguments(parameters: dict[str, Any] | None, fill: bool = False) -> dict[str, Any]:
-    schema = dict(parameters or {"type": "object", "properties": {}})
+    schema = bounded(dict(parameters or {"type": "object", "properties": {}}))
     schema.setdefault("additionalProperties", False)
     return filled(schema) if fill else schema
+
+
+def bounded(schema: Any) -> Any:
+    """``schema`` with every list of choices (enum members, a constant, booleans) limited to as
+    many items as there are choices. Decoding cannot require the items to differ, and the 0.5B
+    model, asked for a hotel's amenities from four members, wrote "Breakfast" until the token
+    limit (12 s); a longer list of them would repeat one anyway."""
+    if not isinstance(schema, dict):
+        return schema
+    out = dict(schema)
+    for key, sub in schema.items():
+        if key in ("items", "additionalProperties", "not") and isinstance(sub, dict):
+            out[key] = bounded(sub)
+        elif key in ("anyOf", "oneOf", "allOf", "prefixItems") and isinstance(sub, list):
+            out[key] = [bounded(s) for s in sub]
+        elif key in ("properties", "$defs", "definitions") and isinstance(sub, dict):
+            out[key] = {name: bounded(s) for name, s in sub.items()}
+    if choices := _choices(out.get("items")):
+        limit = out.get("maxItems")
+        out["maxItems"] = min(choices, limit) if isinstance(limit, int) else choices
+    return out
+
+
+def _choices(items: Any) -> int:
+    """How many different values a list item may take, when they are few and named (else 0)."""
+    if not isinstance(items, dict):
+        return 0
+    if isinstance(items.get("enum"), list):
+        return len(items["enum"])
+    if "const" in items:
+        return 1
+    return 2 if items.get("type") == "boolean" else 0
 
 
 def filled(parameters: dict[str, Any]) -> dict[str, Any]:
