@@ -27,10 +27,51 @@ def test_numbers_are_found_in_their_usual_spellings() -> None:
         "charges of 1e-9 and 2E-9 over the past decade."
     )
     assert all(
-        seen.has(v)
-        for v in (12000, 12000.0, 5, 100_000_000, 0.05, 5.0, 2.5, 0, 1, True, None, 1e-9, 2e-9, 10)
+        seen.has(v) for v in (12000, 12000.0, 5, 100_000_000, 0.05, 5.0, 2.5, True, None, 1e-9, 2e-9, 10)
     )
     assert not any(seen.has(v) for v in (70, 1.75, 2021, 0.5))
+
+
+def test_zero_and_one_are_found_only_when_written_or_implied() -> None:
+    ampere = {
+        "type": "object",
+        "properties": {"enclosed_current": {"type": "number"}, "radius": {"type": "number"}},
+        "required": ["enclosed_current", "radius"],
+    }
+    invented = {"enclosed_current": 1.0, "radius": 1.0}
+    assert ungrounded(invented, ampere, Evidence("What are the components of Civil Law?")) == [
+        "enclosed_current",
+        "radius",
+    ]
+    assert ungrounded(invented, ampere, Evidence("A current of one amp at a radius of 1 m")) == []
+    for text, value in [
+        ("Roll the die once", 1),
+        ("It doubles every hour", 1),
+        ("Forecast the price for the next month", 1),
+        ("An object starts from rest and accelerates at 3 m/s^2", 0),
+        ("物体从静止开始加速", 0),
+        ("每小时增加一倍", 1),
+    ]:
+        assert Evidence(text).has(value), text
+    assert not Evidence("What are the rules of the game Uno?").has(1)
+    assert not Evidence("谁发明了象棋？").has(0)
+
+
+def test_a_value_that_repeats_its_description_is_not_grounded() -> None:
+    books = {
+        "type": "object",
+        "properties": {
+            "book": {"type": "string", "description": "The name of the holy book."},
+            "chapter": {"type": "string", "description": "The chapter of the book"},
+        },
+        "required": ["book"],
+    }
+    asked = Evidence("Which holy book gives the name of the chapter on creation?")
+    copied = {"book": "The name of the holy book.", "chapter": "the chapter of the book"}
+    assert ungrounded(copied, books, asked) == ["book"]
+    assert prune(copied, books, asked) == {"book": "The name of the holy book."}  # required: ungrounded says
+    named = {"book": "The Bible", "chapter": "the chapter on creation"}
+    assert ungrounded(named, books, Evidence("In the Bible, the chapter on creation")) == []
 
 
 def test_lists_signs_dates_and_words_of_time_give_their_numbers() -> None:
@@ -140,8 +181,9 @@ def test_options_the_model_had_to_write_are_kept_only_when_the_user_stated_them(
         "kind": "felony",
         "rating": 4.5,
     }
-    # chosen freely, a boolean, an enum member, 0 and 1 and an empty value stand as the model wrote them
-    assert prune(written, crime, asked) == written
+    # chosen freely, a boolean, an enum member and an empty value stand as the model wrote them;
+    # a 1 that the text does not give goes
+    assert prune(written, crime, asked) == {k: v for k, v in written.items() if k != "round_to"}
     terse = Evidence("Look up record CA123456")
     assert prune(written, crime, terse, stated=True) == {"case_number": "CA123456"}
     # a flag's leading verb is not asked for: "include_description" is stated by "description"

@@ -9,8 +9,9 @@
   by digit (2026), ``百分之五`` (5, and 0.05 as a fraction);
 * percentages (``5%``) also give their fraction (0.05).
 
-``implied_numbers(text)`` returns the numbers its words of time imply: a week is 7 days,
-"quarterly" 4 times a year, "monthly" 12 (一周 and 季度 likewise).
+``implied_numbers(text)`` returns the numbers its words imply: a week is 7 days, "quarterly"
+4 times a year, "monthly" 12 (一周 and 季度 likewise); "each", "every", "per" and "next" (每)
+one of a thing, "at rest" (静止) a speed of 0.
 """
 
 from __future__ import annotations
@@ -99,8 +100,23 @@ _IMPLIED = {
     "semiannually": 2.0,
     "biannually": 2.0,
     "daily": 365.0,
+    "each": 1.0,  # "each hour": 1 hour; "the next month": 1 month
+    "every": 1.0,
+    "per": 1.0,
+    "next": 1.0,
+    "rest": 0.0,  # "starts from rest": 0 m/s
 }
-_IMPLIED_CJK = {"周": 7.0, "星期": 7.0, "礼拜": 7.0, "季度": 4.0, "每季": 4.0, "每月": 12.0, "按月": 12.0}
+_IMPLIED_CJK = {
+    "每": 1.0,
+    "静止": 0.0,
+    "周": 7.0,
+    "星期": 7.0,
+    "礼拜": 7.0,
+    "季度": 4.0,
+    "每季": 4.0,
+    "每月": 12.0,
+    "按月": 12.0,
+}
 _DIGITS = {
     ch: float(i)
     for i, chars in enumerate(

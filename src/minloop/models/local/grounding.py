@@ -20,7 +20,9 @@ What counts as found, deliberately lenient so that real calls pass:
   ("100 million"), a number word ("five"), in Chinese numerals or units (一千二百三十四, 1.2万) or
   as a percentage (5% or 百分之五 for 0.05); an item of a list written without spaces
   ("[200,300,400]"); a number a word of time implies (7 for "next week", 4 for "quarterly");
-  a negative number whose digits are found ("2x - 4", "112.07 W"); 0 and 1 always (see
+  a negative number whose digits are found ("2x - 4", "112.07 W"); 0 and 1 like any other
+  number, written ("one", "once", "first") or implied (1 by "each", "every", "per", "next", 0
+  by "at rest"), since a small model fills a value it lacks with 1 (see
   ``minloop.language.numerals``);
 * places: a value naming the same time zone as a place in the text ("Asia/Tokyo", "Tokyo" and
   "东京" are one place; see ``minloop.language.zones``), and UTC always (the neutral default of a
@@ -138,7 +140,7 @@ class Evidence:
         return True
 
     def _has_number(self, x: float) -> bool:
-        if x in (0.0, 1.0) or (x < 0 and self._has_number(-x)):
+        if x < 0 and self._has_number(-x):
             return True
         return any(_close(x, n) or _close(x * 100, n) or _close(x, n * 100) for n in self.numbers)
 
@@ -193,13 +195,25 @@ class Evidence:
 
 
 def ungrounded(arguments: Mapping[str, Any], parameters: Mapping[str, Any], evidence: Evidence) -> list[str]:
-    """The required arguments whose values are not found in ``evidence``, in schema order."""
+    """The required arguments whose values are not found in ``evidence``, in schema order; a
+    value that repeats its parameter's description is not found either."""
     props = parameters.get("properties") or {}
     return [
         name
         for name in parameters.get("required") or []
-        if name in arguments and not _free(props.get(name)) and not evidence.has(arguments[name])
+        if name in arguments
+        and not _free(props.get(name))
+        and (not evidence.has(arguments[name]) or _copied(arguments[name], props.get(name)))
     ]
+
+
+def _copied(value: Any, schema: Any) -> bool:
+    """Whether ``value`` is its parameter's description, as the model read it in the schema
+    ("The name of the holy book." for ``book``): words of the request, but not a value."""
+    description = schema.get("description") if isinstance(schema, Mapping) else None
+    if not isinstance(value, str) or not isinstance(description, str):
+        return False
+    return _WORD.findall(value.lower()) == _WORD.findall(description.lower()) != []
 
 
 def trim(arguments: Mapping[str, Any], evidence: Evidence) -> dict[str, Any]:
@@ -210,7 +224,9 @@ def trim(arguments: Mapping[str, Any], evidence: Evidence) -> dict[str, Any]:
     for name, value in arguments.items():
         if isinstance(value, list) and all(isinstance(v, str | int | float) for v in value):
             kept = [v for v in value if evidence.has(v)]
-            if any(v not in (0, 1) for v in kept) and len(kept) < len(value):  # 0 and 1: always found
+            if any(v not in (0, 1) for v in kept) and len(kept) < len(
+                value
+            ):  # only 0s and 1s: too little to cut by
                 trimmed[name] = kept
     return trimmed
 
@@ -227,12 +243,18 @@ def prune(
     With ``stated`` (the model had to write every option, see ``decoding.filled``) an option
     is kept only when the user stated it: a boolean when the words of its name are in the text
     ("details" for ``detailed``), an enum member or a 0 or 1 when written there, and never an
-    empty value or ``null``."""
+    empty value or ``null``. A value that repeats its parameter's description is dropped."""
     required = set(parameters.get("required") or [])
     props = parameters.get("properties") or {}
-    if stated:
-        return {k: v for k, v in arguments.items() if k in required or _stated(k, v, evidence)}
-    return {k: v for k, v in arguments.items() if k in required or _free(props.get(k)) or evidence.has(v)}
+
+    def kept(name: str, value: Any) -> bool:
+        if name in required:
+            return True
+        if _copied(value, props.get(name)):
+            return False
+        return _stated(name, value, evidence) if stated else _free(props.get(name)) or evidence.has(value)
+
+    return {k: v for k, v in arguments.items() if kept(k, v)}
 
 
 def _stated(name: str, value: Any, evidence: Evidence) -> bool:
