@@ -87,7 +87,8 @@ async def decide(
     started = time.perf_counter()
     # as a loop asks: with the answer check it will apply (an invented answer stops early)
     response = await model.call(ModelRequest(item.messages, specs, "auto", None, model.answer_check))
-    row.seconds += time.perf_counter() - started
+    seconds = time.perf_counter() - started
+    row.seconds += seconds
     calls = [ToolCall.from_wire(c) for c in tool_calls_of(response.message) if isinstance(c, dict)]
     prediction = decode(calls, names_of(functions))
     correct, why = score(item, prediction, check)
@@ -103,6 +104,9 @@ async def decide(
         "why": why,
         "prediction": prediction,
         "shown": shown,
+        "seconds": round(seconds, 2),
+        "evaluated": response.usage.evaluated_tokens,
+        "generated": response.usage.completion_tokens,
     }
 
 
