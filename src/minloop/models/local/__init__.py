@@ -36,69 +36,72 @@ from .decoding import (
 )
 from .evidence import HONESTY, AnswerWatch, EvidenceCheck, is_note
 from .gguf import check_gguf, ensure_gguf
+from .grammar import COMPACT_AFTER, Compaction, Unguided
 from .grounding import ground_calls
 from .prefix_cache import PrefixCache, model_identity, prefix_dir
 from .render import Layout
-from .runtime import apply_template, complete, english_of, get, load, relevance_of, tokenize
-from .select import narrowed, narrowing
-from .stream import TEXT_SINK, Repetition
+from .runtime import (
+    apply_template,
+    complete,
+    english_of,
+    get,
+    load,
+    relevance_of,
+    tokenize,
+)
+from .select import SELECT_ABOVE, SELECT_TOKENS, narrowed, narrowing
+from .stream import Repetition, streamed_call
 from .watch import CallWatch
 
 __all__ = ["LocalModel"]
 
 DEFAULT_MODEL = "qwen2.5-coder-0.5b"
 ABSTAIN_TOKENS = 64  # the short answer after a call on invented values or an unsupported answer (~2 s)
-# A menu of more tools, or whose definitions take more tokens (estimated), is narrowed to the
-# tools that match the request (select.py); a smaller one is shown whole. On the built-in tools
-# plus MCP servers, the same menu for every request as an agent has (benchmarks/large_menu.py),
-# narrowed menus got the right call as often as whole ones, 35 vs 36 of 44 at 7 tools (~850
-# tokens) and 35 vs 34 at 19 (~2,200), in 0.97x and 0.77x the time; a menu the model has not read
-# before (each BFCL item's) costs a fraction. The built-in tools (~550 tokens) stay whole: a word
-# match misses requests that name no word of their tool ("What weekday is it in Berlin?").
-SELECT_ABOVE = 32
-SELECT_TOKENS = 600
 _SERVERS: dict[tuple[str, int, int], tuple[Any, threading.Lock]] = {}
 _CACHES: dict[tuple[str, int, int], PrefixCache] = {}
 _LAYOUTS: dict[tuple[str, int, int], Layout | None] = {}
+_COMPACTIONS: dict[tuple[str, int, int], Compaction] = {}
 _LOAD_LOCK = threading.Lock()
 
 
 class LocalModel:
     """An embedded GGUF model implementing the ``Model`` protocol.
 
-    ``grounded`` (default on) is its decision policy for tool calls, see ``minloop.models.local.grounding``:
-    optional arguments whose values the conversation does not give are dropped (the function's
-    default applies; for a request in English the model writes every plain option and only the
-    stated ones stay, see ``_fills``), and a call whose *required* values are not in the
-    conversation is not made (nor a call cut off by the token limit, whose value ran on past
-    it; ``watch`` stops it at the first such value): the model is asked
-    once more, tools off, for a short answer (``ABSTAIN_TOKENS``): a direct reply, or a request
-    for the missing values. Measured with ``minloop eval bfcl``,
-    this is what makes a 0.5B model abstain when no offered tool serves the request. ``gate``
-    (off) is the older relevance gate, see ``relevance``. ``parallel`` lets one decision hold
-    several calls (``{"calls": [...]}``). A typed answer (``ModelRequest.output_schema``) is
-    decoded under its schema.
+    ``grounded`` (default on) is its decision policy for tool calls, see
+    ``minloop.models.local.grounding``: optional arguments whose values the conversation does not
+    give are dropped (the function's default applies; for a request in English the model writes
+    every plain option and only the stated ones stay, see ``_fills``), and a call whose
+    *required* values are not in the conversation is not made (nor a call cut off by the token
+    limit, whose value ran on past it; ``watch`` stops it at the first such value): the model is
+    asked once more, tools off, for a short answer (``ABSTAIN_TOKENS``): a direct reply, or a
+    request for the missing values. Measured with ``minloop eval bfcl``, this is what makes a
+    0.5B model abstain when no offered tool serves the request. ``gate`` (off) is the older
+    relevance gate, see ``relevance``. ``parallel`` lets one decision hold several calls
+    (``{"calls": [...]}``). A typed answer (``ModelRequest.output_schema``) is decoded under its
+    schema.
 
     ``select_above`` (default ``SELECT_ABOVE``; ``None``: never) and ``select_tokens`` (default
     ``SELECT_TOKENS``; ``None``: count tools only): a menu of more tools, or whose definitions
-    take more tokens, is narrowed before each decision to the few tools whose names,
-    descriptions and parameters share words
-    with the user's messages (``minloop.models.local.select``), plus the tools already called;
-    when nothing matches, the model answers without tools. ``prefix_cache`` (on): the system
-    prompt and tool definitions are evaluated once and kept on disk under the cache directory,
-    so a new process with the same tools skips them (``minloop.models.local.prefix_cache``).
-    ``compact_tools`` (on): the tool definitions are written as the model's template writes them
-    but without the spaces in their JSON, 19% fewer tokens (``minloop.models.local.render``).
+    take more tokens, is narrowed before each decision to the few tools whose names, descriptions
+    and parameters share words with the user's messages (``minloop.models.local.select``), plus
+    the tools already called; when nothing matches, the model answers without tools.
+    ``prefix_cache`` (on): the system prompt and tool definitions are evaluated once and kept on
+    disk under the cache directory, so a new process with the same tools skips them
+    (``minloop.models.local.prefix_cache``). ``compact_tools`` (on): the tool definitions are
+    written as the model's template writes them but without the spaces in their JSON, 19% fewer
+    tokens (``minloop.models.local.render``). ``compact_json`` (default ``COMPACT_AFTER``;
+    ``None``: never): once the process has made that many decisions with the loaded model, the
+    model writes its decisions without spaces or line breaks between the JSON's tokens, when the
+    runtime's grammar engine is llguidance (``minloop.models.local.grammar``).
 
-    ``faithful`` (default on) holds answers to the
-    evidence: ``answer_check`` is ``minloop.models.local.evidence.EvidenceCheck`` (an answer that uses
-    no tool result is declined at once, since the second try has tools off), which a ``Loop`` uses
-    unless ``Controls(answer_check=...)`` names another, and grounding maps argument values onto their
-    parameter's vocabulary (the time zone of "东京"). ``honest`` (off) adds one
-    sentence to the format instruction, in the user's language: state only facts the user or a
-    tool gave, and say what is missing when no tool provides it. Measured on
-    ``benchmarks/faithful.py``, it made the 0.5B model answer Chinese requests without calling
-    its tools, so it is off.
+    ``faithful`` (default on) holds answers to the evidence: ``answer_check`` is
+    ``minloop.models.local.evidence.EvidenceCheck`` (an answer that uses no tool result is
+    declined at once, since the second try has tools off), which a ``Loop`` uses unless
+    ``Controls(answer_check=...)`` names another, and grounding maps argument values onto their
+    parameter's vocabulary (the time zone of "东京"). ``honest`` (off) adds one sentence to the
+    format instruction, in the user's language: state only facts the user or a tool gave, and
+    say what is missing when no tool provides it. Measured on ``benchmarks/faithful.py``, it made
+    the 0.5B model answer Chinese requests without calling its tools, so it is off.
     """
 
     structured_output = True
@@ -121,6 +124,7 @@ class LocalModel:
         select_tokens: int | None = SELECT_TOKENS,
         prefix_cache: bool = True,
         compact_tools: bool = True,
+        compact_json: int | None = COMPACT_AFTER,
         faithful: bool = True,
         honest: bool = False,
     ) -> None:
@@ -139,6 +143,7 @@ class LocalModel:
         self.select_tokens = select_tokens
         self.prefix_cache = prefix_cache
         self.compact_tools = compact_tools
+        self.compact_json = compact_json
         self.faithful = faithful
         self.honest = honest
         # its second try has tools off, so an answer that used no tool result is declined at once
@@ -150,7 +155,7 @@ class LocalModel:
         selection) and without the disk prefix cache the policy's runs fill: a baseline."""
         twin = copy.copy(self)
         twin.grounded, twin.gate, twin.select_above, twin.prefix_cache = False, None, None, False
-        twin.compact_tools = False
+        twin.compact_tools, twin.compact_json = False, None
         twin.faithful, twin.honest, twin.answer_check = False, False, None
         return twin
 
@@ -225,17 +230,35 @@ class LocalModel:
         """One completion for ``request``, and whether it ran to the token limit. An answer is
         stopped at its first unsupported sentence when the evidence check would replace it anyway
         (``_watch``), and at a sentence it writes a second time (a loop), which is dropped."""
-        server, lock = self._server()
-        evidence, loop = self._watch(request), Repetition()
-        watches: list[Callable[[str], bool]] = [loop] if evidence is None else [evidence, loop]
-        reply = await asyncio.to_thread(
-            complete, server, lock, self.wire(body), cache, watches=watches, raw=call
-        )
+        wired = self.wire(body)
+        reply, evidence, loop = await self._complete(request, wired, cache, call)
+        if wired.get("grammar") in self._per_model(_COMPACTIONS, Compaction).unapplied:
+            call.reset() if call is not None else None  # decoded again: the grammar did not apply
+            reply, evidence, loop = await self._complete(request, self.wire(body), cache, call)
         cut = bool(evidence and evidence.tripped)
         response = response_of(reply, prefix, constrained="json_schema" in body, cut=cut)
         if loop.kept is not None and not cut:
             response = replace(response, message={**response.message, "content": loop.kept})
         return response, reply["choices"][0].get("finish_reason") == "length"
+
+    async def _complete(
+        self,
+        request: ModelRequest,
+        wired: dict[str, Any],
+        cache: PrefixCache | None,
+        call: CallWatch | None,
+    ) -> tuple[dict[str, Any], AnswerWatch | None, Repetition]:
+        """The runtime's reply to ``wired``, read as it grows by ``call`` and an ``Unguided`` guard
+        (the raw pieces) and by the answer's watches, which are returned with it."""
+        server, lock = self._server()
+        guard = Unguided() if "grammar" in wired else None
+        evidence, loop = self._watch(request), Repetition()
+        watches: list[Callable[[str], bool]] = [loop] if evidence is None else [evidence, loop]
+        readers = [r for r in (call, guard) if r is not None]
+        raw = (lambda piece: any([r(piece) for r in readers])) if readers else None
+        reply = await asyncio.to_thread(complete, server, lock, wired, cache, watches=watches, raw=raw)
+        self._per_model(_COMPACTIONS, Compaction).decided(wired, guard)
+        return reply, evidence, loop
 
     def _watch(self, request: ModelRequest) -> AnswerWatch | None:
         """A watch that stops an answer at its first unsupported fact, when the loop's answer
@@ -276,29 +299,9 @@ class LocalModel:
         """Whether the whole request and an answer of the token limit fit the window."""
         return self.count_tokens(request.messages, request.tools) + self.sampling["max_tokens"] <= self.n_ctx
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[TextDelta | ModelResponse]:
+    def stream(self, request: ModelRequest) -> AsyncIterator[TextDelta | ModelResponse]:
         """``call``, with the answer's text yielded as it is generated (see ``.stream``)."""
-        loop = asyncio.get_running_loop()
-        pieces: asyncio.Queue[str | None] = asyncio.Queue()
-        stop = threading.Event()
-
-        def sink(piece: str) -> bool:
-            loop.call_soon_threadsafe(pieces.put_nowait, piece)
-            return stop.is_set()
-
-        token = TEXT_SINK.set(sink)
-        try:
-            task = asyncio.create_task(self.call(request))  # the task keeps a copy of the context
-        finally:
-            TEXT_SINK.reset(token)
-        task.add_done_callback(lambda _: pieces.put_nowait(None))
-        try:
-            while (piece := await pieces.get()) is not None:
-                yield TextDelta(piece)
-            yield task.result()
-        finally:
-            stop.set()  # a reader that left stops the generation at its next token
-            task.cancel()
+        return streamed_call(self.call, request)
 
     def relevance(self, request: ModelRequest) -> float:
         """The model's probability that one of the tools serves the user's last message."""
@@ -348,12 +351,15 @@ class LocalModel:
 
     def wire(self, body: dict[str, Any]) -> dict[str, Any]:
         """The runtime request for ``body``: its tools written into the system message without the
-        spaces in their JSON, when ``compact_tools`` is on and the template's layout is known."""
+        spaces in their JSON, when ``compact_tools`` is on and the template's layout is known; its
+        reply schema as an llguidance grammar for compact JSON, after ``compact_json`` decisions
+        when the runtime has llguidance."""
         layout = self._layout() if self.compact_tools and body.get("tools") else None
         inlined = layout.inline(body["messages"], body["tools"]) if layout else None
-        if inlined is None:
-            return body
-        return {**{k: v for k, v in body.items() if k != "tools"}, "messages": inlined}
+        if inlined is not None:
+            body = {**{k: v for k, v in body.items() if k != "tools"}, "messages": inlined}
+        after = self.compact_json
+        return body if after is None else self._per_model(_COMPACTIONS, Compaction).wire(body, after)
 
     def _layout(self) -> Layout | None:
         """How the loaded model's template writes tools (once per loaded model)."""

@@ -66,6 +66,15 @@ _PART = re.compile(
 )
 K1, B = 1.2, 0.75
 NAME_WEIGHT = 3  # a word of the tool's name counts as often as this in its document
+# A menu of more tools, or whose definitions take more tokens (estimated), is narrowed to the
+# tools that match the request (select.py); a smaller one is shown whole. On the built-in tools
+# plus MCP servers, the same menu for every request as an agent has (benchmarks/large_menu.py),
+# narrowed menus got the right call as often as whole ones, 35 vs 36 of 44 at 7 tools (~850
+# tokens) and 35 vs 34 at 19 (~2,200), in 0.97x and 0.77x the time; a menu the model has not read
+# before (each BFCL item's) costs a fraction. The built-in tools (~550 tokens) stay whole: a word
+# match misses requests that name no word of their tool ("What weekday is it in Berlin?").
+SELECT_ABOVE = 32
+SELECT_TOKENS = 600
 LIMIT = 5  # tools shown at most
 RANKED = 3  # of them, at most this many from ranking the request as a whole
 PART_TERMS = 2  # a part of the request with fewer terms than this adds no tool

@@ -9,13 +9,19 @@ sees nothing of a call (the loop announces the finished calls).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
-from collections.abc import Callable, Iterator
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextvars import ContextVar
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["TEXT_SINK", "AnswerText", "Repetition", "sentences", "streamed_completion"]
+if TYPE_CHECKING:
+    from ...streaming import TextDelta
+    from ..base import ModelRequest, ModelResponse
+
+__all__ = ["TEXT_SINK", "AnswerText", "Repetition", "sentences", "streamed_call", "streamed_completion"]
 
 TEXT_SINK: ContextVar[Callable[[str], bool] | None] = ContextVar("minloop_local_text_sink", default=None)
 OPENING = '{"answer":"'
@@ -138,7 +144,7 @@ def streamed_completion(
     """A chat completion run as a stream, each piece of visible text sent to ``sink`` and each
     piece as generated (a call's JSON too) to ``raw``; either returning True stops it. Returns
     the reply in the shape of a whole completion (or the runtime's error)."""
-    decoder = AnswerText() if "json_schema" in body else None
+    decoder = AnswerText() if "json_schema" in body or "grammar" in body else None
     text: list[str] = []
     end: dict[str, Any] = {"finish_reason": None}
     failure: list[Any] = []
@@ -172,3 +178,33 @@ def streamed_completion(
         end["usage"] = {"prompt_tokens": progress.get("total", 0), "completion_tokens": len(text)}
         end["timings"] = {"prompt_n": progress.get("processed", 0) - progress.get("cache", 0)}
     return {**reply, "usage": end["usage"], "timings": end.get("timings") or {}}
+
+
+async def streamed_call(
+    call: Callable[[ModelRequest], Awaitable[ModelResponse]], request: ModelRequest
+) -> AsyncIterator[TextDelta | ModelResponse]:
+    """``call(request)`` run with ``TEXT_SINK`` set, the answer's text yielded as it is
+    generated, then the response."""
+    from ...streaming import TextDelta
+
+    loop = asyncio.get_running_loop()
+    pieces: asyncio.Queue[str | None] = asyncio.Queue()
+    stop = threading.Event()
+
+    def sink(piece: str) -> bool:
+        loop.call_soon_threadsafe(pieces.put_nowait, piece)
+        return stop.is_set()
+
+    token = TEXT_SINK.set(sink)
+    try:
+        task = asyncio.ensure_future(call(request))  # the task keeps a copy of the context
+    finally:
+        TEXT_SINK.reset(token)
+    task.add_done_callback(lambda _: pieces.put_nowait(None))
+    try:
+        while (piece := await pieces.get()) is not None:
+            yield TextDelta(piece)
+        yield task.result()
+    finally:
+        stop.set()  # a reader that left stops the generation at its next token
+        task.cancel()

@@ -32,9 +32,13 @@ class CallWatch:
     ) -> None:
         self.specs = {t["function"]["name"] for t in tools if "function" in t}
         self.tools, self.messages, self.resolve = tools, messages, resolve
+        self._grounds: Grounds | None = None  # read at the first complete argument
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget the reply read so far: it is generated again."""
         self.missing: dict[str, list[str]] = {}
         self.text = ""
-        self._grounds: Grounds | None = None  # read at the first complete argument
         self._name: str | None = None
         self._start = self._at = 0  # where the arguments' members begin; how far they are read
         self._depth, self._quoted, self._escaped, self._over = 0, False, False, False

@@ -1,0 +1,105 @@
+"""Decisions decoded as compact JSON under an llguidance grammar, and the fall-back when the
+runtime does not apply one."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+
+from minloop import ModelRequest
+from minloop.models.local import _COMPACTIONS, LocalModel, grammar
+from minloop.models.local.grammar import GUIDANCE, Compaction, Unguided, guided
+
+WEATHER = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "The weather in a city.",
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}, "unit": {"type": "string", "enum": ["c", "f"]}},
+            "required": ["city"],
+        },
+    },
+}
+ASKED = [{"role": "user", "content": "What is the weather in Paris? Use celsius (unit c)."}]
+CALL = {
+    "role": "assistant",
+    "content": None,
+    "tool_calls": [
+        {
+            "id": "call_1_1",
+            "type": "function",
+            "function": {"name": "get_weather", "arguments": '{"city": "Paris", "unit": "c"}'},
+        }
+    ],
+}
+
+
+def test_the_guard_trips_on_whitespace_between_tokens_only() -> None:
+    inside = Unguided()
+    assert not any(inside(p) for p in ['{"answer":"', "it is 3 pm ", 'in \\"Tokyo\\"', '"}'])
+    assert not inside.tripped
+    spaced = Unguided()
+    assert [spaced(p) for p in ['{"name":', ' "f"']] == [False, True] and spaced.tripped
+    assert Unguided()("Hello! How can I help?")  # no grammar at all: plain text
+
+
+def test_the_grammar_is_the_schema_with_compact_separators() -> None:
+    schema = {"type": "object", "properties": {"answer": {"type": "string", "description": "东京"}}}
+    text = guided(schema)
+    assert text.startswith(GUIDANCE)
+    options = json.loads(text[len(GUIDANCE) :]).pop("x-guidance")
+    assert json.loads(text[len(GUIDANCE) :]) == {**schema, "x-guidance": options}
+    assert options == {
+        "whitespace_flexible": False,
+        "item_separator": ",",
+        "key_separator": ":",
+        "lenient": True,
+    }
+    assert "东京" in text  # written as is, not escaped
+
+
+def test_compact_decisions_start_after_the_count(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(grammar, "guidance", lambda: True)
+    compaction, body = Compaction(), {"messages": ASKED, "json_schema": {"type": "object"}}
+    assert compaction.wire(body, after=2) == body
+    for _ in range(2):
+        compaction.decided(body, None)
+    wired = compaction.wire(body, after=2)
+    assert wired == {"messages": ASKED, "grammar": guided({"type": "object"})}
+    compaction.decided(wired, None)
+    assert compaction.decisions == 3 and compaction.wire({"messages": ASKED}, after=0) == {"messages": ASKED}
+    monkeypatch.setattr(grammar, "guidance", lambda: False)  # a runtime without llguidance
+    assert compaction.wire(body, after=0) == body
+
+
+def decide(model: LocalModel) -> Any:
+    return asyncio.run(model.call(ModelRequest(ASKED, [WEATHER])))
+
+
+@pytest.mark.local_model
+def test_a_compact_decision_is_the_same_call_in_fewer_tokens(local: LocalModel) -> None:
+    spaced, compact = decide(LocalModel(compact_json=None)), decide(LocalModel(compact_json=0))
+    assert spaced.message == compact.message == CALL
+    if grammar.guidance():  # the prebuilt wheel's runtime
+        assert compact.usage.completion_tokens < spaced.usage.completion_tokens
+    else:  # a runtime built here without llguidance decodes under the schema, as before
+        assert compact.usage.completion_tokens == spaced.usage.completion_tokens
+
+
+@pytest.mark.local_model
+def test_a_grammar_the_runtime_ignores_is_decoded_again_under_the_schema(
+    local: LocalModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    broken = GUIDANCE + "{not json"  # llguidance cannot compile it; the runtime says nothing
+    monkeypatch.setattr(grammar, "guided", lambda schema: broken)
+    model = LocalModel(compact_json=0)
+    assert decide(model).message == CALL
+    body = model.body(ModelRequest(ASKED, [WEATHER]))
+    assert "json_schema" in model.wire(body) and "grammar" not in model.wire(body)
+    unapplied = model._per_model(_COMPACTIONS, Compaction).unapplied
+    assert (broken in unapplied) == grammar.guidance()  # without llguidance it is never sent
