@@ -8,10 +8,14 @@ definition per name), up to 5, 20 and 50 tools. Every request is decided once pe
 configuration by ``LocalModel`` with its default decision policy; the prediction is scored by
 BFCL's AST checker against the request's own answer (irrelevance items: correct when no
 call is made). Printed per configuration: accuracy, prompt tokens, prompt tokens evaluated,
-seconds per decision, and the ratio of seconds to the own-functions-only baseline, all
-measured in the same run. Each configuration decides all its requests in a row, like a
+tokens generated, seconds per decision, and the ratio of seconds to the own-functions-only
+baseline, all measured in the same run. Each configuration decides all its requests in a row, like a
 process serving a stream of requests: the KV cache keeps only what consecutive prompts share
 (the instruction and the template's tool header).
+
+The largest menu is also decided with selection but with the decision's JSON written with
+spaces, as before compact decoding (``compact_json=None``): on a runtime with llguidance the
+two rows show what the compact grammar saves.
 
 "default" is ``LocalModel()`` as it comes: menus of up to 32 tools are shown whole unless their
 definitions take more than about 600 tokens. Without selection, 20 and 50-tool menus take tens
@@ -47,6 +51,7 @@ class Row:
     items: int = 0
     prompt: int = 0
     evaluated: int = 0
+    generated: int = 0
     seconds: float = 0.0
 
 
@@ -96,6 +101,7 @@ async def decide(
     row.correct += correct
     row.prompt += response.usage.prompt_tokens
     row.evaluated += response.usage.evaluated_tokens or 0
+    row.generated += response.usage.completion_tokens
     shown = [t["function"]["name"] for t in model.narrowed(ModelRequest(item.messages, specs)).tools]
     return {
         "id": item.id,
@@ -129,14 +135,17 @@ def main() -> None:
     whole = LocalModel(select_above=None, prefix_cache=False)
     wide = LocalModel(select_above=None, prefix_cache=False, n_ctx=8192)
     default = LocalModel(prefix_cache=False)  # narrows above 32 tools or ~600 tokens of definitions
+    spaced = LocalModel(select_above=0, prefix_cache=False, compact_json=None)
     selected.load()
     configs: list[tuple[str, LocalModel, int | None, int]] = [("own functions only", whole, None, len(items))]
-    for size in (int(s) for s in args.sizes.split(",")):
+    sizes = [int(s) for s in args.sizes.split(",")]
+    for size in sizes:
         configs.append((f"{size} tools, selection", selected, size, len(items)))
         full = len(items) if size <= 5 else args.full
         configs.append((f"{size} tools, whole menu", whole if size <= 20 else wide, size, full))
         if size <= SELECT_ABOVE:  # larger menus are always narrowed by default
             configs.append((f"{size} tools, default", default, size, len(items)))
+    configs.append((f"{max(sizes)} tools, sel., spaced", spaced, max(sizes), len(items)))
     rows = {label: Row(label) for label, *_ in configs}
     records: list[dict[str, Any]] = []
     started = time.perf_counter()
@@ -164,7 +173,10 @@ def report(rows: dict[str, Row], items: list[Item]) -> None:
     print(f"\n{len(items)} requests ({kinds}); 0.5B, default decision policy, 2 threads")
     base = rows["own functions only"]
     base_s = base.seconds / base.items
-    head = f"{'menu':<24} {'items':>5} {'accuracy':>9} {'prompt tok':>10} {'evaluated':>9} {'s/decision':>10} {'x own':>6}"
+    head = (
+        f"{'menu':<24} {'items':>5} {'accuracy':>9} {'prompt tok':>10} {'evaluated':>9} {'generated':>9} "
+        f"{'s/decision':>10} {'x own':>6}"
+    )
     print(head)
     for row in rows.values():
         if not row.items:
@@ -172,7 +184,7 @@ def report(rows: dict[str, Row], items: list[Item]) -> None:
         per = row.seconds / row.items
         print(
             f"{row.label:<24} {row.items:>5} {row.correct / row.items:>9.1%} {row.prompt / row.items:>10.0f} "
-            f"{row.evaluated / row.items:>9.0f} {per:>10.2f} {per / base_s:>5.2f}x"
+            f"{row.evaluated / row.items:>9.0f} {row.generated / row.items:>9.1f} {per:>10.2f} {per / base_s:>5.2f}x"
         )
 
 

@@ -71,6 +71,10 @@ def test_compact_decisions_start_after_the_count(monkeypatch: pytest.MonkeyPatch
         compaction.decided(body, None)
     wired = compaction.wire(body, after=2)
     assert wired == {"messages": ASKED, "grammar": guided({"type": "object"})}
+    assert compaction.wire({**body, "tools": [WEATHER]}, after=2) == {**body, "tools": [WEATHER]}
+    result = {"role": "tool", "tool_call_id": "call_1_1", "content": '{"city": "Paris", "c": 21}'}
+    after_result = {**body, "messages": [*ASKED, CALL, result]}  # a reply may copy the result
+    assert compaction.wire(after_result, after=2) == after_result
     compaction.decided(wired, None)
     assert compaction.decisions == 3 and compaction.wire({"messages": ASKED}, after=0) == {"messages": ASKED}
     monkeypatch.setattr(grammar, "guidance", lambda: False)  # a runtime without llguidance

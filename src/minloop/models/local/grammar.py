@@ -8,6 +8,12 @@ was 27% fewer generated tokens, with the same calls. The runtime's first llguida
 process costs ~1.6 s (it indexes the vocabulary) and a compact decision saves ~0.6 s at 50 tools
 on two AVX2 cores, so a process decodes compact JSON only once it has made ``COMPACT_AFTER``
 decisions and is likely to go on.
+
+A tool's result is in the prompt as the tool wrote it, JSON with spaces, and a reply made to copy
+from it without them lost its way: asked for ``{"expression": ..., "result": ...}`` after the
+calculator returned ``{"expression": "17 * 23", "result": 391}``, the 0.5B model wrote
+``{"expression":"math.pow(23, 2),","result":529,...}``. So only a decision made before any tool
+result, the choice of the first call (or of no call), is compact.
 """
 
 from __future__ import annotations
@@ -71,8 +77,11 @@ class Compaction:
 
     def wire(self, body: dict[str, Any], after: int = COMPACT_AFTER) -> dict[str, Any]:
         """``body`` with its ``json_schema`` as a compact grammar, when ``after`` decisions were
-        made and the runtime has llguidance."""
-        if "json_schema" not in body or self.decisions < after or not guidance():
+        made, the runtime has llguidance, the tools are written in the messages (the runtime
+        takes no grammar with ``tools``) and no tool result is (see the module)."""
+        if "json_schema" not in body or "tools" in body or self.decisions < after or not guidance():
+            return body
+        if any(m.get("role") == "tool" for m in body["messages"]):
             return body
         grammar = guided(body["json_schema"])
         if grammar in self.unapplied:  # llguidance cannot compile it
