@@ -75,6 +75,8 @@ def test_compact_decisions_start_after_the_count(monkeypatch: pytest.MonkeyPatch
     result = {"role": "tool", "tool_call_id": "call_1_1", "content": '{"city": "Paris", "c": 21}'}
     after_result = {**body, "messages": [*ASKED, CALL, result]}  # a reply may copy the result
     assert compaction.wire(after_result, after=2) == after_result
+    answer_only = {**body, "json_schema": {"type": "object", "properties": {"answer": {"type": "string"}}}}
+    assert compaction.wire(answer_only, after=2) == answer_only  # tools off: as before
     compaction.decided(wired, None)
     assert compaction.decisions == 3 and compaction.wire({"messages": ASKED}, after=0) == {"messages": ASKED}
     monkeypatch.setattr(grammar, "guidance", lambda: False)  # a runtime without llguidance

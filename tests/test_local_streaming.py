@@ -55,7 +55,7 @@ async def watch(loop: Loop, prompt: str) -> tuple[list[StreamEvent], str | None,
 
 @pytest.mark.local_model
 def test_the_embedded_model_streams_an_answer_in_pieces_not_its_json(local: LocalModel) -> None:
-    seen, output, status = asyncio.run(watch(Loop(local, [add]), "Say hello to Ada in one short sentence."))
+    seen, output, status = asyncio.run(watch(Loop(local, [add]), "Say hello to Ada, briefly."))
     text = [e.text for e in seen if isinstance(e, TextDelta)]
     assert status == "success" and output
     assert len(text) > 1  # several pieces, as generated

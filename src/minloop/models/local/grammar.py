@@ -13,7 +13,10 @@ A tool's result is in the prompt as the tool wrote it, JSON with spaces, and a r
 from it without them lost its way: asked for ``{"expression": ..., "result": ...}`` after the
 calculator returned ``{"expression": "17 * 23", "result": 391}``, the 0.5B model wrote
 ``{"expression":"math.pow(23, 2),","result":529,...}``. So only a decision made before any tool
-result, the choice of the first call (or of no call), is compact.
+result, the choice of the first call (or of no call), is compact; and a reply that can only be
+an answer (tools off) is written as before, since it saves one token and, asked to greet Ada
+with tools off, the model parroted the request ("You say hello to Ada, briefly.") where spaced
+it greeted her.
 """
 
 from __future__ import annotations
@@ -78,10 +81,12 @@ class Compaction:
     def wire(self, body: dict[str, Any], after: int = COMPACT_AFTER) -> dict[str, Any]:
         """``body`` with its ``json_schema`` as a compact grammar, when ``after`` decisions were
         made, the runtime has llguidance, the tools are written in the messages (the runtime
-        takes no grammar with ``tools``) and no tool result is (see the module)."""
+        takes no grammar with ``tools``), the reply may be a call and no tool result is in the
+        conversation (see the module)."""
         if "json_schema" not in body or "tools" in body or self.decisions < after or not guidance():
             return body
-        if any(m.get("role") == "tool" for m in body["messages"]):
+        answer_only = "answer" in body["json_schema"].get("properties", {})
+        if answer_only or any(m.get("role") == "tool" for m in body["messages"]):
             return body
         grammar = guided(body["json_schema"])
         if grammar in self.unapplied:  # llguidance cannot compile it
