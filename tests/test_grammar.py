@@ -83,13 +83,30 @@ def test_compact_decisions_start_after_the_count(monkeypatch: pytest.MonkeyPatch
     assert compaction.wire(body, after=0) == body
 
 
+STOCK = {
+    "type": "function",
+    "function": {
+        "name": "stock_price",
+        "description": "The price of a company's shares.",
+        "parameters": {
+            "type": "object",
+            "properties": {"ticker": {"type": "string"}},
+            "required": ["ticker"],
+        },
+    },
+}
+
+
 def decide(model: LocalModel) -> Any:
-    return asyncio.run(model.call(ModelRequest(ASKED, [WEATHER])))
+    """One decision on a menu the model narrows to the weather tool (compact decisions are for
+    selections from a larger menu)."""
+    return asyncio.run(model.call(ModelRequest(ASKED, [WEATHER, STOCK])))
 
 
 @pytest.mark.local_model
 def test_a_compact_decision_is_the_same_call_in_fewer_tokens(local: LocalModel) -> None:
-    spaced, compact = decide(LocalModel(compact_json=None)), decide(LocalModel(compact_json=0))
+    spaced = decide(LocalModel(compact_json=None, select_above=1))
+    compact = decide(LocalModel(compact_json=0, select_above=1))
     assert spaced.message == compact.message == CALL
     if grammar.guidance():  # the prebuilt wheel's runtime
         assert compact.usage.completion_tokens < spaced.usage.completion_tokens
@@ -103,9 +120,9 @@ def test_a_grammar_the_runtime_ignores_is_decoded_again_under_the_schema(
 ) -> None:
     broken = GUIDANCE + "{not json"  # llguidance cannot compile it; the runtime says nothing
     monkeypatch.setattr(grammar, "guided", lambda schema: broken)
-    model = LocalModel(compact_json=0)
+    model = LocalModel(compact_json=0, select_above=1)
     assert decide(model).message == CALL
     body = model.body(ModelRequest(ASKED, [WEATHER]))
-    assert "json_schema" in model.wire(body) and "grammar" not in model.wire(body)
+    assert "json_schema" in model.wire(body, compact=True) and "grammar" not in model.wire(body, compact=True)
     unapplied = model._per_model(_COMPACTIONS, Compaction).unapplied
     assert (broken in unapplied) == grammar.guidance()  # without llguidance it is never sent

@@ -89,10 +89,9 @@ class LocalModel:
     disk under the cache directory, so a new process with the same tools skips them
     (``minloop.models.local.prefix_cache``). ``compact_tools`` (on): the tool definitions are
     written as the model's template writes them but without the spaces in their JSON, 19% fewer
-    tokens (``minloop.models.local.render``). ``compact_json`` (default ``COMPACT_AFTER``;
-    ``None``: never): once the process has made that many decisions with the loaded model, the
-    model writes its decisions without spaces or line breaks between the JSON's tokens, when the
-    runtime's grammar engine is llguidance (``minloop.models.local.grammar``).
+    tokens (``minloop.models.local.render``). ``compact_json`` (``COMPACT_AFTER``; ``None``:
+    never): after that many decisions, a call from a selection is written as compact JSON
+    (``minloop.models.local.grammar``).
 
     ``faithful`` (default on) holds answers to the evidence: ``answer_check`` is
     ``minloop.models.local.evidence.EvidenceCheck`` (an answer that uses no tool result is
@@ -176,7 +175,8 @@ class LocalModel:
     async def call(self, request: ModelRequest) -> ModelResponse:
         ensure_not_in_tool(self.name)
         server, lock = self._server()
-        request = await self._narrow(request)
+        shown = await self._narrow(request)
+        compact, request = len(shown.tools) < len(request.tools), shown  # see grammar
         if self._gated(request):
             relevant = await asyncio.to_thread(relevance_of, server, lock, self.body(request))
             request = replace(request, tool_choice="auto" if relevant >= (self.gate or 0.0) else "none")
@@ -189,32 +189,23 @@ class LocalModel:
         prefix = f"call_{sum(m.get('role') == 'assistant' for m in request.messages) + 1}"
         grounds = self.grounded and request.tool_choice == "auto" and bool(request.tools)
         watch = CallWatch(request.tools, request.messages, resolve=self.faithful) if grounds else None
-        response, at_limit = await self._generate(request, body, prefix, self.prefixes(), watch)
+        response, at_limit = await self._generate(request, body, prefix, self.prefixes(), watch, compact)
         if watch is not None and watch.missing:  # stopped at its first invented required value
             message, missing = response.message, watch.missing
         elif not (grounds and response.message.get("tool_calls")):
             return response
         else:
+            stated, resolve = self._fills(request), self.faithful
             message, missing = ground_calls(
-                response.message,
-                request.tools,
-                request.messages,
-                resolve=self.faithful,
-                stated=self._fills(request),
+                response.message, request.tools, request.messages, resolve=resolve, stated=stated
             )
         if at_limit:  # cut off mid-value: a runaway invention
             missing = {call["function"]["name"]: ["arguments"] for call in message.get("tool_calls") or []}
         if not missing:
             return replace(response, message=message)
         # A call resting on invented values is not made: the model answers, told what is missing.
-        retry = replace(
-            request,
-            messages=[
-                *request.messages,
-                {"role": "system", "content": ungrounded_note(missing, user_language(request.messages))},
-            ],
-            tool_choice="none",
-        )
+        note = {"role": "system", "content": ungrounded_note(missing, user_language(request.messages))}
+        retry = replace(request, messages=[*request.messages, note], tool_choice="none")
         body = {**self.body(retry), "max_tokens": min(self.sampling["max_tokens"], ABSTAIN_TOKENS)}
         answer, _ = await self._generate(retry, body, prefix)
         return replace(answer, usage=response.usage + answer.usage)
@@ -226,11 +217,12 @@ class LocalModel:
         prefix: str,
         cache: PrefixCache | None = None,
         call: CallWatch | None = None,
+        compact: bool = False,
     ) -> tuple[ModelResponse, bool]:
         """One completion for ``request``, and whether it ran to the token limit. An answer is
         stopped at its first unsupported sentence when the evidence check would replace it anyway
         (``_watch``), and at a sentence it writes a second time (a loop), which is dropped."""
-        wired = self.wire(body)
+        wired = self.wire(body, compact)
         reply, evidence, loop = await self._complete(request, wired, cache, call)
         if wired.get("grammar") in self._per_model(_COMPACTIONS, Compaction).unapplied:
             call.reset() if call is not None else None  # decoded again: the grammar did not apply
@@ -349,17 +341,20 @@ class LocalModel:
         english = user_language(request.messages) == "en"
         return self.constrain and self.grounded and request.tool_choice == "auto" and english
 
-    def wire(self, body: dict[str, Any]) -> dict[str, Any]:
+    def wire(self, body: dict[str, Any], compact: bool = False) -> dict[str, Any]:
         """The runtime request for ``body``: its tools written into the system message without the
-        spaces in their JSON, when ``compact_tools`` is on and the template's layout is known; its
-        reply schema as an llguidance grammar for compact JSON, after ``compact_json`` decisions
-        when the runtime has llguidance."""
+        spaces in their JSON (``compact_tools``); with ``compact``, its reply decoded as compact
+        JSON, see ``grammar.Compaction``."""
         layout = self._layout() if self.compact_tools and body.get("tools") else None
         inlined = layout.inline(body["messages"], body["tools"]) if layout else None
         if inlined is not None:
             body = {**{k: v for k, v in body.items() if k != "tools"}, "messages": inlined}
         after = self.compact_json
-        return body if after is None else self._per_model(_COMPACTIONS, Compaction).wire(body, after)
+        return (
+            body
+            if after is None or not compact
+            else self._per_model(_COMPACTIONS, Compaction).wire(body, after)
+        )
 
     def _layout(self) -> Layout | None:
         """How the loaded model's template writes tools (once per loaded model)."""

@@ -3,11 +3,13 @@
 Under ``json_schema`` the runtime lets the model put spaces after ``,`` and ``:`` and line
 breaks between the JSON's tokens, and the 0.5B model does (``{"base": 10, "unit": "units"}``),
 sometimes indented over several lines. The prebuilt runtime's grammar engine is llguidance, whose
-JSON grammar can forbid them: on the menus of ``benchmarks/menu_sizes.py`` the compact decision
-was 27% fewer generated tokens, with the same calls. The runtime's first llguidance grammar in a
-process costs ~1.6 s (it indexes the vocabulary) and a compact decision saves ~0.6 s at 50 tools
-on two AVX2 cores, so a process decodes compact JSON only once it has made ``COMPACT_AFTER``
-decisions and is likely to go on.
+JSON grammar can forbid them. ``LocalModel`` uses it where the menu shown is a selection from a
+larger one: at 50 tools (``benchmarks/menu_sizes.py``, 40 requests) the compact decision was 24%
+fewer generated tokens (38.0 against 50.3) and 0.83x the time, right once more (39 against 38);
+shown whole, BFCL's multiple lost 2 of its first 50 requests compact, and 5-tool whole menus 3
+of 40. The runtime's first llguidance grammar in a process costs ~1.6 s (it indexes the
+vocabulary) and a compact decision saves 0.7-1.2 s at 50 tools on two AVX2 cores, so a process
+decodes compact JSON only once it has made ``COMPACT_AFTER`` decisions and is likely to go on.
 
 A tool's result is in the prompt as the tool wrote it, JSON with spaces, and a reply made to copy
 from it without them lost its way: asked for ``{"expression": ..., "result": ...}`` after the
