@@ -38,7 +38,8 @@ if [ -z "$wheel" ]; then
   echo "Building the llama.cpp runtime for this CPU (AVX-512/AMX), once, about 8 minutes on 2 cores ..."
   work=$(mktemp -d)
   trap 'rm -rf "$work"' EXIT
-  # llguidance needs Rust crates from the network and BoringSSL a download; minloop uses neither.
+  # llguidance needs Rust crates from the network and BoringSSL a download. Without llguidance
+  # decisions are written with spaces (minloop.models.local.grammar); nothing else needs them.
   if ! CMAKE_ARGS="-DLLAMA_LLGUIDANCE=OFF -DLLAMA_BUILD_BORINGSSL=OFF -DLLAMA_OPENSSL=OFF" \
     CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" \
     "$python" -m pip wheel --quiet --no-cache-dir --no-deps --no-binary xllamacpp \
