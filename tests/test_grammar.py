@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from minloop import ModelRequest
-from minloop.models.local import _COMPACTIONS, LocalModel, grammar
+from minloop.models.local import LocalModel, grammar
 from minloop.models.local.grammar import GUIDANCE, Compaction, Unguided, guided
 
 WEATHER = {
@@ -124,5 +124,5 @@ def test_a_grammar_the_runtime_ignores_is_decoded_again_under_the_schema(
     assert decide(model).message == CALL
     body = model.body(ModelRequest(ASKED, [WEATHER]))
     assert "json_schema" in model.wire(body, compact=True) and "grammar" not in model.wire(body, compact=True)
-    unapplied = model._per_model(_COMPACTIONS, Compaction).unapplied
+    unapplied = model._compaction().unapplied
     assert (broken in unapplied) == grammar.guidance()  # without llguidance it is never sent

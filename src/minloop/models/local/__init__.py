@@ -40,15 +40,7 @@ from .grammar import COMPACT_AFTER, Compaction, Unguided
 from .grounding import ground_calls
 from .prefix_cache import PrefixCache, model_identity, prefix_dir
 from .render import Layout
-from .runtime import (
-    apply_template,
-    complete,
-    english_of,
-    get,
-    load,
-    relevance_of,
-    tokenize,
-)
+from .runtime import apply_template, complete, english_of, get, load, relevance_of, tokenize
 from .select import SELECT_ABOVE, SELECT_TOKENS, narrowed, narrowing
 from .stream import Repetition, streamed_call
 from .watch import CallWatch
@@ -224,7 +216,7 @@ class LocalModel:
         (``_watch``), and at a sentence it writes a second time (a loop), which is dropped."""
         wired = self.wire(body, compact)
         reply, evidence, loop = await self._complete(request, wired, cache, call)
-        if wired.get("grammar") in self._per_model(_COMPACTIONS, Compaction).unapplied:
+        if wired.get("grammar") in self._compaction().unapplied:
             call.reset() if call is not None else None  # decoded again: the grammar did not apply
             reply, evidence, loop = await self._complete(request, self.wire(body), cache, call)
         cut = bool(evidence and evidence.tripped)
@@ -249,7 +241,7 @@ class LocalModel:
         readers = [r for r in (call, guard) if r is not None]
         raw = (lambda piece: any([r(piece) for r in readers])) if readers else None
         reply = await asyncio.to_thread(complete, server, lock, wired, cache, watches=watches, raw=raw)
-        self._per_model(_COMPACTIONS, Compaction).decided(wired, guard)
+        self._compaction().decided(wired, guard)
         return reply, evidence, loop
 
     def _watch(self, request: ModelRequest) -> AnswerWatch | None:
@@ -350,15 +342,14 @@ class LocalModel:
         if inlined is not None:
             body = {**{k: v for k, v in body.items() if k != "tools"}, "messages": inlined}
         after = self.compact_json
-        return (
-            body
-            if after is None or not compact
-            else self._per_model(_COMPACTIONS, Compaction).wire(body, after)
-        )
+        return body if after is None or not compact else self._compaction().wire(body, after)
 
     def _layout(self) -> Layout | None:
         """How the loaded model's template writes tools (once per loaded model)."""
         return self._per_model(_LAYOUTS, lambda server: Layout.of(partial(apply_template, server)))
+
+    def _compaction(self) -> Compaction:
+        return self._per_model(_COMPACTIONS, lambda server: Compaction())  # type: ignore[no-any-return]
 
     def _per_model(self, table: dict[tuple[str, int, int], Any], build: Callable[[Any], Any]) -> Any:
         """``table``'s entry for the loaded weights, built from the runtime server the first time."""

@@ -76,7 +76,7 @@ class Compaction:
     """When a loaded model's decisions are compact: counts its decisions and remembers the
     grammars the runtime left unapplied."""
 
-    def __init__(self, server: Any = None) -> None:  # one per loaded model (its runtime server)
+    def __init__(self) -> None:
         self.decisions = 0
         self.unapplied: set[str] = set()
 
