@@ -1,5 +1,5 @@
-"""Decisions decoded as compact JSON under an llguidance grammar, and the fall-back when the
-runtime does not apply one."""
+"""Decisions decoded as compact JSON under a grammar (llguidance's or llama.cpp's own), and the
+fall-back when the runtime does not apply one."""
 
 from __future__ import annotations
 
@@ -11,7 +11,14 @@ import pytest
 
 from minloop import ModelRequest
 from minloop.models.local import LocalModel, grammar
-from minloop.models.local.grammar import GUIDANCE, Compaction, Unguided, guided
+from minloop.models.local.grammar import (
+    GUIDANCE,
+    Compaction,
+    Unguided,
+    guided,
+    guided_gbnf,
+    guided_llguidance,
+)
 
 WEATHER = {
     "type": "function",
@@ -50,7 +57,7 @@ def test_the_guard_trips_on_whitespace_between_tokens_only() -> None:
 
 def test_the_grammar_is_the_schema_with_compact_separators() -> None:
     schema = {"type": "object", "properties": {"answer": {"type": "string", "description": "东京"}}}
-    text = guided(schema)
+    text = guided_llguidance(schema)
     assert text.startswith(GUIDANCE)
     options = json.loads(text[len(GUIDANCE) :]).pop("x-guidance")
     assert json.loads(text[len(GUIDANCE) :]) == {**schema, "x-guidance": options}
@@ -79,8 +86,37 @@ def test_compact_decisions_start_after_the_count(monkeypatch: pytest.MonkeyPatch
     assert compaction.wire(answer_only, after=2) == answer_only  # tools off: as before
     compaction.decided(wired, None)
     assert compaction.decisions == 3 and compaction.wire({"messages": ASKED}, after=0) == {"messages": ASKED}
-    monkeypatch.setattr(grammar, "guidance", lambda: False)  # a runtime without llguidance
-    assert compaction.wire(body, after=0) == body
+    monkeypatch.setattr(grammar, "guidance", lambda: False)  # llama.cpp's own engine: no start-up cost
+    monkeypatch.setattr(grammar, "guided_gbnf", lambda schema: 'root ::= "{}"')
+    assert Compaction().wire(body, after=4) == {"messages": ASKED, "grammar": 'root ::= "{}"'}
+    monkeypatch.setattr(grammar, "guided_gbnf", lambda schema: None)  # cannot be converted
+    assert Compaction().wire(body, after=0) == body
+
+
+# What llama.cpp's converter writes for a call to get_weather (the runtime built without llguidance).
+GBNF = r"""arguments ::= "{" space arguments-city-kv "}" space
+arguments-city-kv ::= "\"city\"" space ":" space string
+char ::= [^"\\\x7F\x00-\x1F] | [\\] (["\\bfnrt] | "u" [0-9a-fA-F]{4})
+root ::= "{" space name-kv "," space arguments-kv "}" space
+space ::= | " " | "\n"{1,2} [ \t]{0,20}
+string ::= "\"" char* "\"" space
+"""
+
+
+def test_llama_cpp_grammar_keeps_the_schema_and_leaves_no_whitespace(monkeypatch: pytest.MonkeyPatch) -> None:
+    import xllamacpp
+
+    monkeypatch.setattr(xllamacpp, "json_schema_to_grammar", lambda schema: GBNF)
+    lines = GBNF.splitlines()
+    assert guided_gbnf({"type": "object"}) == "\n".join([*lines[:4], 'space ::= ""', lines[5]]) + "\n"
+    monkeypatch.setattr(xllamacpp, "json_schema_to_grammar", lambda schema: GUIDANCE + "{}")
+    assert guided_gbnf({"type": "object"}) is None  # llguidance's: no whitespace rule to empty
+
+    def unconvertible(schema: Any) -> str:
+        raise ValueError("Unrecognized schema")
+
+    monkeypatch.setattr(xllamacpp, "json_schema_to_grammar", unconvertible)
+    assert guided_gbnf({"type": "object"}) is None
 
 
 STOCK = {
@@ -108,21 +144,18 @@ def test_a_compact_decision_is_the_same_call_in_fewer_tokens(local: LocalModel) 
     spaced = decide(LocalModel(compact_json=None, select_above=1))
     compact = decide(LocalModel(compact_json=0, select_above=1))
     assert spaced.message == compact.message == CALL
-    if grammar.guidance():  # the prebuilt wheel's runtime
-        assert compact.usage.completion_tokens < spaced.usage.completion_tokens
-    else:  # a runtime built here without llguidance decodes under the schema, as before
-        assert compact.usage.completion_tokens == spaced.usage.completion_tokens
+    assert compact.usage.completion_tokens < spaced.usage.completion_tokens
 
 
 @pytest.mark.local_model
 def test_a_grammar_the_runtime_ignores_is_decoded_again_under_the_schema(
     local: LocalModel, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    broken = GUIDANCE + "{not json"  # llguidance cannot compile it; the runtime says nothing
+    # llguidance cannot compile it and says nothing; llama.cpp's own engine refuses it (an error)
+    broken = GUIDANCE + "{not json"
     monkeypatch.setattr(grammar, "guided", lambda schema: broken)
     model = LocalModel(compact_json=0, select_above=1)
     assert decide(model).message == CALL
     body = model.body(ModelRequest(ASKED, [WEATHER]))
     assert "json_schema" in model.wire(body, compact=True) and "grammar" not in model.wire(body, compact=True)
-    unapplied = model._compaction().unapplied
-    assert (broken in unapplied) == grammar.guidance()  # without llguidance it is never sent
+    assert broken in model._compaction().unapplied

@@ -21,6 +21,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from ...exceptions import ModelError
 from ...guard import ensure_not_in_tool
 from ...language import user_language
 from ...messages import Message
@@ -215,7 +216,12 @@ class LocalModel:
         stopped at its first unsupported sentence when the evidence check would replace it anyway
         (``_watch``), and at a sentence it writes a second time (a loop), which is dropped."""
         wired = self.wire(body, compact)
-        reply, evidence, loop = await self._complete(request, wired, cache, call)
+        try:
+            reply, evidence, loop = await self._complete(request, wired, cache, call)
+        except ModelError as exc:  # llama.cpp's own engine refuses a grammar it cannot parse
+            if "grammar" not in wired or "grammar" not in str(exc):
+                raise
+            self._compaction().refused(wired["grammar"])
         if wired.get("grammar") in self._compaction().unapplied:
             call.reset() if call is not None else None  # decoded again: the grammar did not apply
             reply, evidence, loop = await self._complete(request, self.wire(body), cache, call)

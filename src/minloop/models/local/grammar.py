@@ -25,12 +25,23 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from typing import Any
 
-__all__ = ["COMPACT_AFTER", "GUIDANCE", "Compaction", "Unguided", "guidance", "guided"]
+__all__ = [
+    "COMPACT_AFTER",
+    "GUIDANCE",
+    "Compaction",
+    "Unguided",
+    "guidance",
+    "guided",
+    "guided_gbnf",
+    "guided_llguidance",
+]
 
 GUIDANCE = "%llguidance {}\nstart: %json "  # a grammar for llguidance: one JSON schema
 COMPACT_AFTER = 4
+_SPACE = re.compile(r"^space ::= .*$", re.MULTILINE)  # GBNF's whitespace between JSON tokens
 
 
 @functools.cache
@@ -42,14 +53,32 @@ def guidance() -> bool:
     return str(xllamacpp.json_schema_to_grammar({})).startswith(GUIDANCE)
 
 
-def guided(schema: dict[str, Any]) -> str:
-    """The llguidance grammar of ``schema`` with nothing between the JSON's tokens: no spaces
-    after ``,`` and ``:``, no line breaks. ``lenient``: a keyword
-    llguidance does not support (``not``, ``uniqueItems``, an unknown ``format``) is not enforced,
-    as under ``json_schema``; a schema it still cannot compile leaves the reply unconstrained,
-    without an error, which ``Unguided`` notices."""
+def guided(schema: dict[str, Any]) -> str | None:
+    """The runtime's grammar of ``schema`` with nothing between the JSON's tokens: no spaces
+    after ``,`` and ``:``, no line breaks (``None``: the runtime cannot write one)."""
+    return guided_llguidance(schema) if guidance() else guided_gbnf(schema)
+
+
+def guided_llguidance(schema: dict[str, Any]) -> str:
+    """``schema`` as an llguidance grammar. ``lenient``: a keyword llguidance does not support
+    (``not``, ``uniqueItems``, an unknown ``format``) is not enforced, as under ``json_schema``;
+    a schema it still cannot compile leaves the reply unconstrained, without an error, which
+    ``Unguided`` notices."""
     options = {"whitespace_flexible": False, "item_separator": ",", "key_separator": ":", "lenient": True}
     return GUIDANCE + json.dumps({**schema, "x-guidance": options}, ensure_ascii=False)
+
+
+def guided_gbnf(schema: dict[str, Any]) -> str | None:
+    """``schema`` as llama.cpp's own grammar (GBNF), the one the runtime writes for
+    ``json_schema``, with its rule for the whitespace between tokens left empty."""
+    import xllamacpp
+
+    try:
+        gbnf = str(xllamacpp.json_schema_to_grammar(schema))
+    except Exception:  # a schema llama.cpp cannot convert is decoded under json_schema, as before
+        return None
+    compact, n = _SPACE.subn('space ::= ""', gbnf)
+    return compact if n == 1 else None
 
 
 class Unguided:
@@ -81,17 +110,17 @@ class Compaction:
         self.unapplied: set[str] = set()
 
     def wire(self, body: dict[str, Any], after: int = COMPACT_AFTER) -> dict[str, Any]:
-        """``body`` with its ``json_schema`` as a compact grammar, when ``after`` decisions were
-        made, the runtime has llguidance, the tools are written in the messages (the runtime
-        takes no grammar with ``tools``), the reply may be a call and no tool result is in the
-        conversation (see the module)."""
-        if "json_schema" not in body or "tools" in body or self.decisions < after or not guidance():
+        """``body`` with its ``json_schema`` as a compact grammar, when the tools are written in
+        the messages (the runtime takes no grammar with ``tools``), the reply may be a call, no
+        tool result is in the conversation and, with llguidance, ``after`` decisions were made
+        (see the module)."""
+        if "json_schema" not in body or "tools" in body or (self.decisions < after and guidance()):
             return body
         answer_only = "answer" in body["json_schema"].get("properties", {})
         if answer_only or any(m.get("role") == "tool" for m in body["messages"]):
             return body
         grammar = guided(body["json_schema"])
-        if grammar in self.unapplied:  # llguidance cannot compile it
+        if grammar is None or grammar in self.unapplied:  # the runtime cannot compile it
             return body
         return {**{k: v for k, v in body.items() if k != "json_schema"}, "grammar": grammar}
 
@@ -99,5 +128,9 @@ class Compaction:
         """Count a decision made under ``wired``; a grammar ``guard`` saw unapplied is not used again."""
         self.decisions += "json_schema" in wired or "grammar" in wired
         if guard is not None and guard.tripped:
-            self.unapplied = set() if len(self.unapplied) >= 256 else self.unapplied
-            self.unapplied.add(wired["grammar"])
+            self.refused(wired["grammar"])
+
+    def refused(self, grammar: str) -> None:
+        """Not to send ``grammar`` again: the runtime did not apply it."""
+        self.unapplied = set() if len(self.unapplied) >= 256 else self.unapplied
+        self.unapplied.add(grammar)
