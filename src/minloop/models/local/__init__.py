@@ -83,8 +83,8 @@ class LocalModel:
     (``minloop.models.local.prefix_cache``). ``compact_tools`` (on): the tool definitions are
     written as the model's template writes them but without the spaces in their JSON, 19% fewer
     tokens (``minloop.models.local.render``). ``compact_json`` (``COMPACT_AFTER``; ``None``:
-    never): after that many decisions, a call from a selection is written as compact JSON
-    (``minloop.models.local.grammar``).
+    never): a call from a selection is written as compact JSON (``minloop.models.local.grammar``),
+    with llguidance once that many decisions were made.
 
     ``faithful`` (default on) holds answers to the evidence: ``answer_check`` is
     ``minloop.models.local.evidence.EvidenceCheck`` (an answer that uses no tool result is

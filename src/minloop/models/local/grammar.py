@@ -1,15 +1,19 @@
-"""Decisions decoded as compact JSON, under an llguidance grammar.
+"""Decisions decoded as compact JSON, under a grammar with no whitespace between tokens.
 
 Under ``json_schema`` the runtime lets the model put spaces after ``,`` and ``:`` and line
 breaks between the JSON's tokens, and the 0.5B model does (``{"base": 10, "unit": "units"}``),
-sometimes indented over several lines. The prebuilt runtime's grammar engine is llguidance, whose
-JSON grammar can forbid them. ``LocalModel`` uses it where the menu shown is a selection from a
-larger one: at 50 tools (``benchmarks/menu_sizes.py``, 40 requests) the compact decision was 24%
-fewer generated tokens (38.0 against 50.3) and 0.83x the time, right once more (39 against 38);
-shown whole, BFCL's multiple lost 2 of its first 50 requests compact, and 5-tool whole menus 3
-of 40. The runtime's first llguidance grammar in a process costs ~1.6 s (it indexes the
-vocabulary) and a compact decision saves 0.7-1.2 s at 50 tools on two AVX2 cores, so a process
-decodes compact JSON only once it has made ``COMPACT_AFTER`` decisions and is likely to go on.
+sometimes indented over several lines. A grammar can forbid them. The prebuilt runtime's grammar
+engine is llguidance, whose JSON grammar has options for it; a runtime built here without
+llguidance has llama.cpp's own engine, and the grammar llama.cpp writes for the schema has one
+rule for that whitespace, which is left empty. ``LocalModel`` uses it where the menu shown is a
+selection from a larger one: at 50 tools (``benchmarks/menu_sizes.py``, 40 requests) the compact
+decision was 20-24% fewer generated tokens (38.0 against 50.3 with llguidance, 40.7 against 50.6
+with llama.cpp's engine), 0.83-0.87x the time, and right once or twice more (39 against 38 and
+37); shown whole, BFCL's multiple lost 2 of its first 50 requests compact, and 5-tool whole
+menus 3 of 40. llguidance's first grammar in a process costs ~1.6 s (it indexes the vocabulary)
+and a compact decision saves 0.7-1.2 s at 50 tools on two AVX2 cores, so with llguidance a
+process decodes compact JSON only once it has made ``COMPACT_AFTER`` decisions and is likely to
+go on; llama.cpp's engine has no such cost.
 
 A tool's result is in the prompt as the tool wrote it, JSON with spaces, and a reply made to copy
 from it without them lost its way: asked for ``{"expression": ..., "result": ...}`` after the
@@ -84,7 +88,8 @@ def guided_gbnf(schema: dict[str, Any]) -> str | None:
 class Unguided:
     """Reads a reply decoded under ``guided`` as it is generated, and says stop at the first
     whitespace between JSON tokens: the grammar forbids it, so the runtime did not apply the
-    grammar (llguidance rejects a schema by leaving the reply unconstrained)."""
+    grammar (llguidance rejects a schema by leaving the reply unconstrained; llama.cpp's own
+    engine answers with an error)."""
 
     def __init__(self) -> None:
         self.tripped = False
