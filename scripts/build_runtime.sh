@@ -50,7 +50,7 @@ if [ -z "$wheel" ]; then
   work=$(mktemp -d)
   trap 'rm -rf "$work"' EXIT
   # llguidance needs Rust crates from the network and BoringSSL a download. Without llguidance
-  # decisions are written with spaces (minloop.models.local.grammar); nothing else needs them.
+  # compact decisions use llama.cpp's own grammar engine (minloop.models.local.grammar).
   if ! CMAKE_ARGS="$(echo $arch) -DLLAMA_LLGUIDANCE=OFF -DLLAMA_BUILD_BORINGSSL=OFF -DLLAMA_OPENSSL=OFF" \
     CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" \
     "$python" -m pip wheel --quiet --no-cache-dir --no-deps --no-binary xllamacpp \
