@@ -318,3 +318,43 @@ def test_the_check_replaces_at_once_only_where_no_answer_goes_back() -> None:
     assert not EvidenceCheck().replaces(question)  # sent back once first
     assert not EvidenceCheck(resend_unused=False).replaces(ASKED)  # a tool ran: a wrong value goes back
     assert EvidenceCheck().replaces(declined)  # sent back once already
+
+
+NOON = [
+    {"role": "user", "content": "What's the weather in Paris right now?"},
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "clock", "arguments": "{}"}}],
+    },
+    {"role": "tool", "tool_call_id": "c1", "content": '{"result": "12:00"}'},
+]
+
+
+def test_a_typed_answer_is_read_value_by_value_and_a_bare_hour_only_under_a_time_key() -> None:
+    seen = evidence_of(NOON)
+    assert unsupported('{"city": "Paris", "temperature_c": 12.0}', seen) == ["12.0"]
+    assert unsupported('{"city": "Paris", "conditions": [{"high": 12}]}', seen) == ["12"]
+    assert unsupported('{"city": "Paris", "hour": 12, "time": "12:00"}', seen) == []
+    assert unsupported('{"城市": "巴黎", "小时": 12}', seen) == []
+    assert unsupported('{"time": "13:00", "ok": true, "note": null}', seen) == ["13:00"]
+    assert unsupported("It is 12.", seen) == []  # in a text, a bare number may name the hour
+    assert unsupported("[12, 5]", seen) == ["12", "5"]  # values under no key: no hour either
+
+
+def test_an_answer_giving_back_what_the_user_stated_is_not_unused_after_a_pointless_call() -> None:
+    from minloop.models.local.evidence import UNUSED, restates_user
+
+    stated = [{"role": "user", "content": "Paris is 21.5 C today. Give it as a record."}, *NOON[1:]]
+    check = EvidenceCheck(resend_unused=False)
+    assert check('{"city": "Paris", "temperature_c": 21.5}', stated) is None
+    assert check("It is 21.5 C in Paris.", stated) is None
+    assert (
+        check("巴黎今天21.5度。", [{"role": "user", "content": "巴黎今天21.5度，记下来。"}, *NOON[1:]])
+        is None
+    )
+    assert restates_user('{"city": "Lyon", "temperature_c": 21.5}', stated) is False  # Lyon: nobody said it
+    assert restates_user('{"city": "Paris", "sunny": true}', stated) is True  # a boolean states no value
+    assert restates_user("{}", stated) is False and restates_user("Noted.", stated) is False
+    assert EvidenceCheck()("Yes, it will rain in Paris tomorrow.", stated) == UNUSED["en"]
+    assert isinstance(check('{"city": "Lyon", "temperature_c": 21.5}', stated), Replacement)

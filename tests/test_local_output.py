@@ -7,7 +7,7 @@ from typing import Annotated
 import pytest
 from pydantic import AfterValidator, BaseModel
 
-from minloop import Budget, Loop
+from minloop import Budget, Loop, tool
 from minloop.builtins import calculator
 from minloop.decision import LIMIT_TEXT
 from minloop.models.local import LocalModel
@@ -93,3 +93,51 @@ def test_an_answer_at_the_step_limit(local: LocalModel) -> None:
     assert [(s.decision, s.tool_choice, s.control) for s in result.steps][1] == ("answer", "none", LIMIT_TEXT)
     assert result.output == "391"  # the tool's result; an earlier wording of the limit text got a refusal
     assert [m["role"] for m in result.messages] == ["user", "assistant", "tool", "assistant"]
+
+
+class Weather(BaseModel):
+    city: str
+    temperature_c: float
+
+
+@tool
+def clock() -> str:
+    """Current time."""
+    return "12:00"
+
+
+def _called_clock(asked: str) -> list[dict[str, object]]:
+    return [
+        {"role": "user", "content": asked},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "call_1_1", "type": "function", "function": {"name": "clock", "arguments": "{}"}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": "call_1_1", "name": "clock", "content": content(result="12:00")},
+    ]
+
+
+def test_a_typed_answer_no_tool_gave_ends_as_output_invalid_not_success(local: LocalModel) -> None:
+    asked = "What's the weather in Paris right now?"
+    result = Loop(local, [clock], output=Weather).run_sync(asked)
+    assert (result.status, result.output_value) == ("output_invalid", None)
+    decline = "I can't answer that reliably: the tools I have did not provide the information it needs."
+    assert masked(result.messages, result.trace_id) == [
+        *_called_clock(asked),
+        {"role": "assistant", "content": '{"city": "Paris", "temperature_c": 12.0}'},  # the hour, sent back
+        {"role": "assistant", "content": decline},
+    ]
+    assert result.error == f"the answer check ended the run with no valid output: {decline}"
+
+
+def test_a_typed_answer_from_the_users_own_values_passes_after_a_pointless_call(local: LocalModel) -> None:
+    asked = "Paris is 21.5 C today. Give it as a record."
+    result = Loop(local, [clock], output=Weather).run_sync(asked)
+    assert (result.status, result.output_value) == ("success", Weather(city="Paris", temperature_c=21.5))
+    assert masked(result.messages, result.trace_id) == [
+        *_called_clock(asked),
+        {"role": "assistant", "content": '{"city": "Paris", "temperature_c": 21.5}'},
+    ]

@@ -9,7 +9,7 @@ import pytest
 from pydantic import BaseModel
 
 from minloop import Controls, Loop, MinloopError, tool
-from minloop.decision import DECAY_TEXT, combine_checks
+from minloop.decision import DECAY_TEXT, Replacement, combine_checks
 from minloop.models.local.decoding import (
     ANSWER,
     answer_schema,
@@ -166,6 +166,44 @@ def test_the_output_check_runs_before_the_callers_own_check() -> None:
     assert seen == ['{"name": "Paris", "population": 2102650, "x": 1}', GOOD]  # "not json" never reached it
     assert [s.control for s in result.steps][1].startswith("Your answer is not valid output")
     assert combine_checks(None, None) is None and combine_checks(short) is short
+
+
+def test_a_check_that_replaces_a_typed_answer_ends_the_run_as_output_invalid() -> None:
+    def unsure(text: str, messages: object) -> Replacement:
+        return Replacement("I can't answer that reliably.")
+
+    model = ScriptedModel([reply(None, call("lookup", {"city": "Paris"}, id="c1")), GOOD])
+    result = Loop(model, [lookup], output=City, controls=Controls(answer_check=unsure)).run_sync("Paris?")
+    assert (result.status, result.output_value) == ("output_invalid", None)
+    assert (
+        result.error == "the answer check ended the run with no valid output: I can't answer that reliably."
+    )
+    assert masked(result.messages, result.trace_id) == [
+        {"role": "user", "content": "Paris?"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "lookup", "arguments": '{"city": "Paris"}'},
+                }
+            ],
+        },
+        {
+            "role": "tool",
+            "tool_call_id": "c1",
+            "name": "lookup",
+            "content": content(city="Paris", population=2102650),
+        },
+        {"role": "assistant", "content": "I can't answer that reliably."},
+    ]
+    plain = Loop(ScriptedModel([GOOD]), controls=Controls(answer_check=unsure)).run_sync("Paris?")
+    assert (plain.status, plain.final_message) == (
+        "success",
+        {"role": "assistant", "content": "I can't answer that reliably."},
+    )
 
 
 def test_local_decoding_puts_the_output_schema_under_answer() -> None:

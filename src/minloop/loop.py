@@ -287,9 +287,12 @@ class Loop:
                     stop.status, f"{stop.reason}; the answer at the limit was not accepted: {decision.note}"
                 )
             return stop
-        if isinstance(decision, Answer):
-            return Final(decision.message)
         spec = self.output_spec
+        if isinstance(decision, Answer):
+            text = decision.message["content"]  # a check's replacement is not checked as output
+            if spec is not None and spec.check(text) is not None:
+                return Stop("output_invalid", f"the answer check ended the run with no valid output: {text}")
+            return Final(decision.message)
         if isinstance(decision, Unfinished) and prompt.decayed and spec is not None:
             note = spec.check(decision.message["content"])
             if note is not None:

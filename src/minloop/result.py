@@ -32,7 +32,9 @@ run was cancelled. ``context_overflow``: the messages cannot fit the model's win
 the context policy did what it could. ``budget_exceeded``: a usage budget (tokens, model calls,
 tool calls, cost) would be exceeded by the next call (``RunResult.error`` names it).
 ``output_invalid``: with a typed ``output``, the answer still did not validate on a call made
-with tools off after decision decay."""
+with tools off after decision decay, or an answer check ended the run with a statement in its
+place (the embedded model's "the tools I have did not provide the information"): ``success``
+always comes with a validated ``output_value``."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,7 @@ statement that the tools could not provide it (``Replacement``), never with the 
 An answer given after tools ran must also use them: when it states nothing that only a tool
 result gave (a number, a word or a weekday no user message has) and neither says it cannot
 answer nor asks something back, it is sent back the same way ("Yes, it will rain in Shanghai
-tomorrow" after a clock reading). An answer given without any tool is held to its facts only,
+tomorrow" after a clock reading), unless it gives back what the user stated (``restates_user``). An answer given without any tool is held to its facts only,
 so chit-chat passes.
 
 What counts as found, deliberately lenient so that honest answers pass:
@@ -48,6 +48,7 @@ __all__ = [
     "evidence_of",
     "is_note",
     "readings",
+    "restates_user",
     "tool_values",
     "unsupported",
 ]
@@ -73,6 +74,7 @@ _DECLINE = re.compile(
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "sunday")
 _CN_DAYS = "一二三四五六日天"
 _CN_WEEKDAY = re.compile(rf"(?:星期|周|礼拜|禮拜)([{_CN_DAYS}])")
+_TIMELY = re.compile(r"hour|time|clock|[时時点點]", re.IGNORECASE)
 _HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
 _NAME = re.compile(r"\b[A-Z][a-z]+(?:\s+(?:[A-Z][a-z]+|[A-Z]\.))+")
 _LEADING = frozenset({
@@ -130,8 +132,19 @@ def unsupported(answer: str, evidence: Evidence) -> list[str]:
     A time is compared as a time: its hour and minute with the clock readings in the evidence
     (a 12-hour "3 pm" for 15:00 too). Any other number is compared with the evidence's numbers
     outside clock readings, so the "20" of a 20:03 reading supports neither "20°C" nor "20%";
-    a bare number may still name a reading's hour.
+    a bare number may still name a reading's hour. A typed answer (a JSON object or list) is
+    read value by value, and there a bare number names an hour only under a key that speaks of
+    time ("hour", "time", "时"): the 12 of a 12:00 reading is no ``"temperature_c": 12.0``.
     """
+    data = _typed(answer)
+    if data is None:
+        return _unsupported(answer, evidence, clock=True)
+    found = (_unsupported(text, evidence, bool(_TIMELY.search(key))) for key, text in _leaves(data))
+    return list(dict.fromkeys(fact for facts in found for fact in facts))
+
+
+def _unsupported(answer: str, evidence: Evidence, clock: bool) -> list[str]:
+    """``unsupported`` for a text; with ``clock`` off, a bare number never names a reading's hour."""
     hours, minutes = _readings(evidence.text)
     known = [abs(n) for n in numbers_in(_TIME.sub(" ", evidence.text))]
     facts: dict[str, None] = {}
@@ -148,7 +161,9 @@ def unsupported(answer: str, evidence: Evidence) -> list[str]:
         if match.start() in markers or not values:
             continue
         value, unit = max(values), bool(re.search(r"\D\s*$", match.group().strip()))
-        if not _supported(value, _tolerance(match.group(), value), known, set() if unit else hours):
+        if not _supported(
+            value, _tolerance(match.group(), value), known, hours if clock and not unit else set()
+        ):
             facts.setdefault(match.group().strip())
     for match in _NAME.finditer(answer):
         words = match.group().split()
@@ -156,6 +171,28 @@ def unsupported(answer: str, evidence: Evidence) -> list[str]:
         if len(words) >= 2 and not evidence.has(" ".join(words)):
             facts.setdefault(" ".join(words))
     return list(facts)
+
+
+def _typed(answer: str) -> dict[str, Any] | list[Any] | None:
+    """The JSON object or list a typed answer is, else ``None``."""
+    if not answer.lstrip().startswith(("{", "[")):
+        return None
+    try:
+        data = json.loads(answer)
+    except ValueError:
+        return None
+    return data if isinstance(data, dict | list) else None
+
+
+def _leaves(data: Any, key: str = "") -> list[tuple[str, str]]:
+    """The strings and numbers of a JSON value, each with the key it stands under (as written)."""
+    if isinstance(data, dict):
+        return [leaf for k, item in data.items() for leaf in _leaves(item, str(k))]
+    if isinstance(data, list):
+        return [leaf for item in data for leaf in _leaves(item, key)]
+    if isinstance(data, bool) or data is None:
+        return []
+    return [(key, data if isinstance(data, str) else json.dumps(data))]
 
 
 def readings(text: str) -> list[str]:
@@ -219,7 +256,7 @@ class EvidenceCheck:
     def __call__(self, answer: str, messages: Sequence[Mapping[str, Any]]) -> str | Replacement | None:
         facts = unsupported(answer, evidence_of(messages))
         drawn = draws_on_tools(answer, messages)
-        unused = not facts and drawn is False and not declines(answer)
+        unused = not facts and drawn is False and not declines(answer) and not restates_user(answer, messages)
         if not facts and not unused:
             return None
         language = user_language(messages)
@@ -291,6 +328,29 @@ def draws_on_tools(answer: str, messages: Sequence[Mapping[str, Any]]) -> bool |
             return True
     words = set(_terms(answer)) | {_WEEKDAYS[_CN_DAYS.index(d)] for d in _CN_WEEKDAY.findall(answer)}
     return bool(words & (set(_terms(tools)) - set(_terms(user))))
+
+
+def restates_user(answer: str, messages: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether ``answer`` gives back what the user stated: a typed answer whose every value the
+    user's messages hold, or a text stating a number the user gave (other than 0 and 1).
+
+    Such an answer needs no tool, so a call made on the way does not make it unused: "Paris is
+    21.5 C today, give it as a record" answered ``{"city": "Paris", "temperature_c": 21.5}``.
+    """
+    user = "\n".join(str(m.get("content")) for m in messages if m.get("role") == "user")
+    said, lowered = numbers_in(user), user.casefold()
+    data = _typed(answer)
+    if data is None:
+        stated = numbers_in(_LIST_MARKER.sub(" ", answer))
+        return any(v not in (0.0, 1.0) and _among(v, said) for v in stated)
+    values = [text for _, text in _leaves(data) if text.strip()]
+    return bool(values) and all(
+        text.casefold() in lowered or _numbers_among(numbers_in(text), said) for text in values
+    )
+
+
+def _numbers_among(values: Sequence[float], numbers: Sequence[float]) -> bool:
+    return bool(values) and all(_among(v, numbers) for v in values)
 
 
 def tool_values(messages: Sequence[Mapping[str, Any]]) -> str | None:
