@@ -339,6 +339,8 @@ def test_a_typed_answer_is_read_value_by_value_and_a_bare_hour_only_under_a_time
     assert unsupported('{"城市": "巴黎", "小时": 12}', seen) == []
     assert unsupported('{"time": "13:00", "ok": true, "note": null}', seen) == ["13:00"]
     assert unsupported("It is 12.", seen) == []  # in a text, a bare number may name the hour
+    assert unsupported("It is around 12 degrees Celsius.", seen) == ["12"]  # but not with a unit word
+    assert unsupported("巴黎现在气温12度。", seen) == ["12"]
     assert unsupported("[12, 5]", seen) == ["12", "5"]  # values under no key: no hour either
 
 

@@ -20,7 +20,7 @@ What counts as found, deliberately lenient so that honest answers pass:
 * a time (05:02, 3 pm, 下午3点04分) when its hour and minute are those of a clock reading in the
   evidence (the hour also in 12-hour form: 3 for 15); a UTC offset (+09:00) is no reading;
 * any other number equal to one in the evidence outside clock readings (so the "20" of a 20:03
-  reading supports neither "20°C" nor "20%"), or to it rounded (3.14 for 3.14159, 700万 for
+  reading supports neither "20°C" nor "20%" nor "20 degrees"), or to it rounded (3.14 for 3.14159, 700万 for
   7006652 within 0.5%); a bare number may name a reading's hour; 0, 1 and list markers ("1.");
 * a name when most of its words appear in the evidence (or name the same time zone).
 """
@@ -74,6 +74,9 @@ _DECLINE = re.compile(
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "sunday")
 _CN_DAYS = "一二三四五六日天"
 _CN_WEEKDAY = re.compile(rf"(?:星期|周|礼拜|禮拜)([{_CN_DAYS}])")
+_UNIT = re.compile(
+    r"\s?(?:(?:degrees?|percent|celsius|fahrenheit|dollars?|years?|people)\b|[度元岁米])", re.I
+)
 _TIMELY = re.compile(r"hour|time|clock|[时時点點]", re.IGNORECASE)
 _HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
 _NAME = re.compile(r"\b[A-Z][a-z]+(?:\s+(?:[A-Z][a-z]+|[A-Z]\.))+")
@@ -160,7 +163,8 @@ def _unsupported(answer: str, evidence: Evidence, clock: bool) -> list[str]:
         values = [abs(v) for v in numbers_in(match.group())]
         if match.start() in markers or not values:
             continue
-        value, unit = max(values), bool(re.search(r"\D\s*$", match.group().strip()))
+        unit = bool(re.search(r"\D\s*$", match.group().strip()) or _UNIT.match(rest, match.end()))
+        value = max(values)
         if not _supported(
             value, _tolerance(match.group(), value), known, hours if clock and not unit else set()
         ):
@@ -331,12 +335,9 @@ def draws_on_tools(answer: str, messages: Sequence[Mapping[str, Any]]) -> bool |
 
 
 def restates_user(answer: str, messages: Sequence[Mapping[str, Any]]) -> bool:
-    """Whether ``answer`` gives back what the user stated: a typed answer whose every value the
-    user's messages hold, or a text stating a number the user gave (other than 0 and 1).
-
-    Such an answer needs no tool, so a call made on the way does not make it unused: "Paris is
-    21.5 C today, give it as a record" answered ``{"city": "Paris", "temperature_c": 21.5}``.
-    """
+    """Whether ``answer`` gives back what the user stated (a typed answer whose every value the
+    user's messages hold, a text stating a number the user gave other than 0 and 1): it needs no
+    tool, so a call made on the way does not make it unused."""
     user = "\n".join(str(m.get("content")) for m in messages if m.get("role") == "user")
     said, lowered = numbers_in(user), user.casefold()
     data = _typed(answer)
@@ -344,13 +345,12 @@ def restates_user(answer: str, messages: Sequence[Mapping[str, Any]]) -> bool:
         stated = numbers_in(_LIST_MARKER.sub(" ", answer))
         return any(v not in (0.0, 1.0) and _among(v, said) for v in stated)
     values = [text for _, text in _leaves(data) if text.strip()]
-    return bool(values) and all(
-        text.casefold() in lowered or _numbers_among(numbers_in(text), said) for text in values
+    numbers = [numbers_in(text) for text in values]
+    found = (
+        text.casefold() in lowered or (n and all(_among(v, said) for v in n))
+        for text, n in zip(values, numbers)
     )
-
-
-def _numbers_among(values: Sequence[float], numbers: Sequence[float]) -> bool:
-    return bool(values) and all(_among(v, numbers) for v in values)
+    return bool(values) and all(found)
 
 
 def tool_values(messages: Sequence[Mapping[str, Any]]) -> str | None:
