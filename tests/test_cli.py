@@ -207,3 +207,21 @@ def test_live_view_shows_rejected_answers_notes_and_chinese_arguments(
     shown = capsys.readouterr().out
     assert 'current_time({"timezone": "东京"})' in shown
     assert "not accepted: 晴，22°C。" in shown and "note: 22°C 没有出现" in shown
+
+
+def test_live_view_says_when_the_text_shown_was_replaced(capsys: pytest.CaptureFixture[str]) -> None:
+    from minloop import Step
+    from minloop.cli.view import LiveView
+    from minloop.streaming import StepEnd, TextDelta
+
+    def answered(content: str) -> StepEnd:
+        return StepEnd(Step(index=1, decision="answer", message={"role": "assistant", "content": content}))
+
+    view = LiveView()
+    for event in (TextDelta("晴，"), TextDelta("22°C。"), answered("晴，22°C。")):  # shown as given
+        view(event)
+    for event in (TextDelta("北京晴，22°C。"), answered("我无法可靠地回答这个问题。")):  # replaced
+        view(event)
+    shown = capsys.readouterr().out
+    assert shown.count("not accepted: the text above was replaced by the answer below") == 1
+    assert shown.index("北京晴，22°C。") < shown.index("not accepted: the text above was replaced")

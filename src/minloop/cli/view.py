@@ -77,17 +77,20 @@ def show_result(result: RunResult) -> None:
 
 class LiveView:
     """Shows a streamed run: text as it arrives (dimmed while the step may still call tools),
-    each step's summary when it ends."""
+    each step's summary when it ends, and when an answer check put a statement in place of the
+    text just shown, that the text was not accepted."""
 
     def __init__(self, registry: Mapping[str, Tool] | None = None) -> None:
         self.writing = False
         self.registry = registry
+        self.text = ""
 
     def __call__(self, event: StreamEvent) -> None:
         if isinstance(event, TextDelta):
             if not self.writing:
                 out.print("  ", end="")
                 self.writing = True
+            self.text += event.text
             out.print(event.text, end="", markup=False, highlight=False, soft_wrap=True)
             return
         if self.writing:
@@ -95,6 +98,10 @@ class LiveView:
             self.writing = False
         if isinstance(event, StepEnd):
             show_step(event.record, self.registry)
+            answer = event.record.message.get("content") if event.record.decision == "answer" else None
+            if isinstance(answer, str) and self.text.strip() and self.text.strip() != answer.strip():
+                out.print(Text("  not accepted: the text above was replaced by the answer below", "yellow"))
+            self.text = ""
 
 
 def _readable(arguments: str) -> str:
