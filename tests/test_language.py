@@ -73,7 +73,11 @@ def test_place_names_resolve_to_iana_zones_in_both_languages() -> None:
     assert resolve_zone("UTC") == "UTC" and resolve_zone("Atlantis") is None and resolve_zone("") is None
     assert zones_in("纽约和伦敦现在几点？") == ["America/New_York", "Europe/London"]
     assert zones_in("What time is it in New York and Tokyo?") == ["America/New_York", "Asia/Tokyo"]
-    assert zones_in("北京今天天气怎么样？") == [] and zones_in("What is 5 + 3?") == []
+    assert zones_in("现在北京时间几点？") == zones_in("北京今天天气怎么样？") == ["Asia/Shanghai"]
+    assert (
+        resolve_zone("北京时间") == resolve_zone("北京") == "Asia/Shanghai"
+        and zones_in("What is 5 + 3?") == []
+    )
     assert zones_in("Tokyo time, please") == ["Asia/Tokyo"]
     assert (
         zones_in("What day is Christmas? Darwin said so.") == []
@@ -123,6 +127,13 @@ def test_a_time_zone_argument_is_the_place_the_user_named(arguments: dict[str, o
     )
     assert missing == {}
     assert message == _call({"timezone": "Asia/Tokyo"})
+
+
+def test_beijing_time_is_chinas_zone_whatever_zone_the_model_wrote() -> None:
+    message, missing = ground_calls(
+        _call({"timezone": "UTC"}), [CLOCK], [{"role": "user", "content": "现在北京时间几点？"}]
+    )
+    assert (message, missing) == (_call({"timezone": "Asia/Shanghai"}), {})
 
 
 def test_resolution_is_off_on_request_and_enums_take_their_member() -> None:

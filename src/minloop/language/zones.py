@@ -3,7 +3,7 @@
 ``resolve_zone("Tokyo")``, ``resolve_zone("东京")`` and ``resolve_zone("asia/tokyo")`` are all
 ``"Asia/Tokyo"``. The names are CLDR's localized exemplar cities (``东京``, ``纽约``, ``東京``) and
 country names (``日本`` gives the country's first zone), plus the city part of every IANA zone
-id and the places tzdata's own zone table names ("Beijing Time" for Asia/Shanghai).
+id and the places tzdata's own zone table names ("Beijing Time" for Asia/Shanghai), and 北京.
 ``zones_in(text)`` finds the zones a free text names ("What time is it in New York?"; in
 English after a preposition or before "time", in Chinese anywhere).
 """
@@ -18,7 +18,11 @@ from zoneinfo import ZoneInfo, available_timezones
 __all__ = ["is_zone_parameter", "resolve_zone", "zones_in"]
 
 LOCALES = ("en", "zh", "zh_Hant", "ja")
-_ALIASES = {"utc": "UTC", "gmt": "UTC", "z": "UTC", "zulu": "UTC", "coordinated universal time": "UTC"}
+_ALIASES = {
+    "utc": "UTC", "gmt": "UTC", "z": "UTC", "zulu": "UTC", "coordinated universal time": "UTC",
+    "北京": "Asia/Shanghai", "北京时间": "Asia/Shanghai", "北京時間": "Asia/Shanghai",
+}  # fmt: skip
+# China's standard time is called 北京时间, but CLDR names its zone after Shanghai only.
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _NAME = r"[A-Z][A-Za-z'.-]*(?:[ _/][A-Z][A-Za-z'.-]*){0,3}"
 # An English place is named after a preposition ("in Tokyo") or before "time" ("Tokyo time"), so
