@@ -7,7 +7,7 @@ import json
 from minloop import Controls, Loop, ModelRequest, tool
 from minloop.builtins import calculator
 from minloop.decision import Replacement
-from minloop.models.local.evidence import AnswerWatch, EvidenceCheck, evidence_of, unsupported
+from minloop.models.local.evidence import AnswerWatch, EvidenceCheck, declines, evidence_of, unsupported
 from minloop.testing import ScriptedModel, call, reply
 
 from .conftest import TID, content, masked
@@ -25,6 +25,7 @@ TOKYO = {
     "weekday": "Tuesday",
     "utc_offset": "+0900",
 }
+TOKYO_SAID = 'current_time: {"timezone": "Asia/Tokyo", "datetime": "2026-12-01T15:04:05+09:00", "weekday": "Tuesday", "utc_offset": "+0900"}'  # what the plain statement quotes
 ASKED = [
     {"role": "user", "content": "现在东京几点了？"},
     {
@@ -87,7 +88,7 @@ def test_the_check_asks_once_in_the_users_language_then_declines() -> None:
     )
     retried = [*ASKED, {"role": "assistant", "content": "北京今天天气晴朗，温度约为22°C。"}]
     assert check("温度约为22°C。", retried) == Replacement(
-        "我无法可靠地回答这个问题：现有工具没有提供所需的信息。"
+        f"我无法根据工具返回的结果可靠地回答这个问题。工具返回：{TOKYO_SAID}。"
     )
     english = [{"role": "user", "content": "What's the weather in Paris?"}]
     assert check("It is sunny and 18 degrees.", english) == (
@@ -97,7 +98,7 @@ def test_the_check_asks_once_in_the_users_language_then_declines() -> None:
     )
     assert check("It is 18 degrees.", [*english, {"role": "assistant", "content": "x"}]) == Replacement(
         "I can't answer that reliably: the tools I have did not provide the information it needs."
-    )
+    )  # no tool ran: nothing to quote
 
 
 def test_loop_sends_the_note_and_keeps_the_rejected_reply() -> None:
@@ -152,10 +153,10 @@ def test_a_second_unsupported_answer_ends_with_a_plain_decline() -> None:
             "What's the weather in Beijing?"
         )
     assert [s.decision for s in result.steps] == ["tool_calls", "unfinished", "answer"]
-    assert (
-        result.output
-        == "I can't answer that reliably: the tools I have did not provide the information it needs."
-    )
+    assert result.output == (
+        "I can't answer that reliably from what the tools returned. They returned: current_time: "
+        '{"timezone": "Asia/Shanghai", "datetime": "2026-11-30T09:15:00+08:00", "weekday": "Monday"}.'
+    )  # the clock's reading, quoted without its trace id: nothing the tool did not say
     assert result.messages[-2:] == [
         {"role": "assistant", "content": "It is sunny and 22 C."},
         {"role": "assistant", "content": result.output},
@@ -241,11 +242,13 @@ def test_without_resending_an_answer_that_uses_no_tool_result_is_declined_at_onc
     assert LocalModel().answer_check == check and LocalModel(faithful=False).answer_check is None
     rain = [{"role": "user", "content": "Will it rain in Shanghai tomorrow?"}, *ASKED[1:]]
     decline = Replacement(
-        "I can't answer that reliably: the tools I have did not provide the information it needs."
+        f"I can't answer that reliably from what the tools returned. They returned: {TOKYO_SAID}."
     )
     assert check("Yes, it will rain in Shanghai tomorrow.", rain) == decline
     assert check("It is 22 C in Shanghai.", rain) == decline  # a fact no tool gave, and nothing a tool gave
-    assert check("It is 22 C.", [{"role": "user", "content": "Weather?"}]) == decline  # no tool ran
+    assert check("It is 22 C.", [{"role": "user", "content": "Weather?"}]) == Replacement(
+        "I can't answer that reliably: the tools I have did not provide the information it needs."
+    )  # no tool ran
     assert str(check("东京现在是15:04，气温22°C。", ASKED)).startswith(
         "你的回答中的 22°C"
     )  # used the clock: once more
@@ -360,3 +363,30 @@ def test_an_answer_giving_back_what_the_user_stated_is_not_unused_after_a_pointl
     assert restates_user("{}", stated) is False and restates_user("Noted.", stated) is False
     assert EvidenceCheck()("Yes, it will rain in Paris tomorrow.", stated) == UNUSED["en"]
     assert isinstance(check('{"city": "Lyon", "temperature_c": 21.5}', stated), Replacement)
+
+
+def test_the_plain_statement_quotes_what_the_tools_returned_since_the_user_spoke() -> None:
+    from minloop.models.local.notes import DECLINES, QUOTED_CHARS, plain_statement
+
+    asked = [
+        {"role": "user", "content": "1+1?"},
+        {"role": "tool", "tool_call_id": "old", "name": "calculator", "content": '{"result": 2}'},
+        {"role": "user", "content": "2的10次方是多少？"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "calculator", "arguments": "{}"}},
+                {"id": "c2", "type": "function", "function": {"name": "read_file", "arguments": "{}"}},
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": '{"result": 1024, "trace_id": "trc_1"}'},
+        {"role": "tool", "tool_call_id": "c2", "content": "x" * 500},
+    ]
+    said = plain_statement(asked, "zh")
+    cut = "x" * (QUOTED_CHARS - 1) + "…"
+    assert (
+        said == f"我无法根据工具返回的结果可靠地回答这个问题。工具返回：calculator: 1024；read_file: {cut}。"
+    )
+    assert plain_statement(asked[:4], "en") == DECLINES["en"]  # no result since the user spoke
+    assert declines(said) and declines(plain_statement(asked, "en"))

@@ -124,7 +124,7 @@ def test_a_typed_answer_no_tool_gave_ends_as_output_invalid_not_success(local: L
     asked = "What's the weather in Paris right now?"
     result = Loop(local, [clock], output=Weather).run_sync(asked)
     assert (result.status, result.output_value) == ("output_invalid", None)
-    decline = "I can't answer that reliably: the tools I have did not provide the information it needs."
+    decline = "I can't answer that reliably from what the tools returned. They returned: clock: 12:00."
     assert masked(result.messages, result.trace_id) == [
         *_called_clock(asked),
         {"role": "assistant", "content": '{"city": "Paris", "temperature_c": 12.0}'},  # the hour, sent back

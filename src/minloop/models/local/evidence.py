@@ -7,7 +7,8 @@ An answer whose facts are all found passes. Otherwise the check rejects it with 
 what is unsupported, in the user's language (for a wrong time, the note quotes the tool's
 reading), and the model answers once more (the embedded model with tools off and a short
 answer, see ``is_note``); if that answer is still unsupported, the run ends with a plain
-statement that the tools could not provide it (``Replacement``), never with the invented facts.
+statement that it cannot answer reliably, quoting what the tools returned
+(``notes.plain_statement``, a ``Replacement``), never with the invented facts.
 
 An answer given after tools ran must also use them: when it states nothing that only a tool
 result gave (a number, a word or a weekday no user message has) and neither says it cannot
@@ -37,6 +38,7 @@ from typing import Any
 from ...decision import Replacement
 from ...language import Language, chinese_number, numbers_in, user_language
 from .grounding import Evidence
+from .notes import HONESTY, NOTES, READING, SEPARATOR, UNUSED, plain_statement
 from .stream import sentences
 
 __all__ = [
@@ -84,44 +86,6 @@ _LEADING = frozenset({
     "The", "A", "An", "In", "On", "At", "It", "I", "This", "That", "These", "Those", "My", "Your", "Our", "Their",
     "Today", "Now", "Sorry",
 })  # fmt: skip
-NOTES: dict[Language, str] = {
-    "en": (
-        "Your answer states {facts}, which no tool result and no user message gives. Answer again using only "
-        "what the tool results say. If they do not give it, say plainly that you do not have that "
-        "information; do not guess."
-    ),
-    "zh": (
-        "你的回答中的 {facts} 没有出现在任何工具结果或用户消息中。请只根据工具结果重新回答；"
-        "如果工具结果里没有，请直接说明你没有这些信息，不要猜测。"
-    ),
-}
-HONESTY: dict[Language, str] = {
-    "en": (
-        "State only facts that the user or a tool result gave. If no tool provides what the user asks "
-        "for, say so and name what is missing."
-    ),
-    "zh": "只陈述用户或工具结果给出的事实。如果没有工具能提供用户要的信息，请直接说明，并指出缺少什么。",
-}
-UNUSED: dict[Language, str] = {
-    "en": (
-        "Your answer uses nothing the tool results say. Answer again from the tool results only. If they do "
-        "not give what the user asked for, say plainly that you do not have that information and name what "
-        "is missing; do not guess."
-    ),
-    "zh": (
-        "你的回答没有用到任何工具结果。请只根据工具结果重新回答；如果工具结果里没有用户要的信息，"
-        "请直接说明你没有这些信息，并指出缺少什么，不要猜测。"
-    ),
-}
-READING: dict[Language, str] = {
-    "en": " The tool result gives the time as {times}.",
-    "zh": "工具结果中的时间是 {times}。",
-}
-DECLINES: dict[Language, str] = {
-    "en": "I can't answer that reliably: the tools I have did not provide the information it needs.",
-    "zh": "我无法可靠地回答这个问题：现有工具没有提供所需的信息。",
-}
-_SEPARATOR: dict[Language, str] = {"en": ", ", "zh": "、"}
 
 
 def evidence_of(messages: Sequence[Mapping[str, Any]]) -> Evidence:
@@ -247,7 +211,7 @@ class EvidenceCheck:
     """The evidence check as an answer check: ``Controls(answer_check=EvidenceCheck())``.
 
     ``retries`` is how many times an unsupported answer is sent back before the run ends with
-    a plain statement that the tools could not provide it. The note sent back is in the user's
+    the plain statement (``notes.plain_statement``). The note sent back is in the user's
     language unless ``note_language`` names one ("en" or "zh"). With ``resend_unused`` off, an
     answer that uses no tool result is not sent back but ends the run at once: a model that
     answers the note with tools off (as the embedded model does) has nothing new to go on.
@@ -265,7 +229,7 @@ class EvidenceCheck:
             return None
         language = user_language(messages)
         if _rejected(messages) >= self.retries or not (drawn or self.resend_unused):
-            return Replacement(DECLINES[language])  # the unsupported facts are not repeated to the user
+            return Replacement(plain_statement(messages, language))  # the invented facts are not repeated
         note = self.note_language or language
         if unused:
             return UNUSED[note]
@@ -275,7 +239,7 @@ class EvidenceCheck:
             if times and any(map(_TIME.search, facts))
             else ""
         )
-        return NOTES[note].format(facts=_SEPARATOR[note].join(facts[:5])) + hint
+        return NOTES[note].format(facts=SEPARATOR[note].join(facts[:5])) + hint
 
     def replaces(self, messages: Sequence[Mapping[str, Any]]) -> bool:
         """Whether any answer stating an unsupported fact now ends the run with the plain
