@@ -28,7 +28,7 @@ _NAME = r"[A-Z][A-Za-z'.-]*(?:[ _/][A-Z][A-Za-z'.-]*){0,3}"
 # An English place is named after a preposition ("in Tokyo") or before "time" ("Tokyo time"), so
 # that "Christmas", "Easter" or "Darwin" elsewhere in a sentence are not taken for zones.
 _PLACE = re.compile(
-    rf"\b(?:in|at|for|from|to|of|and|vs|versus)\s+(?P<after>{_NAME})|(?P<before>{_NAME})(?=\s+time\b)"
+    rf"\b(?i:in|at|for|from|to|of|and|vs|versus)\s+(?P<after>{_NAME})|(?P<before>{_NAME})(?=\s+time\b)"
     r"|\b(?P<utc>UTC|GMT)\b"
 )
 

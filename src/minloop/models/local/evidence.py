@@ -19,7 +19,10 @@ so chit-chat passes.
 What counts as found, deliberately lenient so that honest answers pass:
 
 * a time (05:02, 3 pm, 下午3点04分) when its hour and minute are those of a clock reading in the
-  evidence (the hour also in 12-hour form: 3 for 15); a UTC offset (+09:00) is no reading;
+  evidence (the hour also in 12-hour form: 3 for 15, but "3 am" and "上午3点" are not 15:00);
+  a UTC offset (+09:00) is no reading; and a
+  time given for a place ("in Tokyo", "东京") when a reading's moment shows that hour and minute
+  there (``times.placed``: one UTC reading of 10:27 supports "19:27 in Tokyo", not "10:27 in Tokyo");
 * any other number equal to one in the evidence outside clock readings (so the "20" of a 20:03
   reading supports neither "20°C" nor "20%" nor "20 degrees"), or to it rounded (3.14 for 3.14159, 700万 for
   7006652 within 0.5%); a bare number may name a reading's hour; 0, 1 and list markers ("1.");
@@ -36,10 +39,11 @@ from itertools import pairwise
 from typing import Any
 
 from ...decision import Replacement
-from ...language import Language, chinese_number, numbers_in, user_language
+from ...language import Language, numbers_in, user_language
 from .grounding import Evidence
 from .notes import HONESTY, NOTES, READING, SEPARATOR, UNUSED, plain_statement
 from .stream import sentences
+from .times import TIME, hour_in, placed, readings, said, shown, time_of
 
 __all__ = [
     "HONESTY",
@@ -60,13 +64,6 @@ _FACT = re.compile(
     r"|(?<![\d.])[零〇一二两三四五六七八九十百千万亿]{2,}(?:点[零〇一二三四五六七八九]+)?"
 )
 _LIST_MARKER = re.compile(r"^\s*(\d{1,2})[.)]\s", re.MULTILINE)
-_CN_NUMERAL = "[零〇一二两三四五六七八九十]"
-_TIME = re.compile(  # 05:02, 5:02:23, 3 pm, 下午3点04分, 三点零四分; not a UTC offset (+09:00)
-    r"(?<![\d:+\-])(\d{1,2}):(\d{2})(?::\d{2})?(?!\d)"
-    r"|\b(\d{1,2})\s*(?:am|pm|a\.m\.|p\.m\.|o'clock)(?![a-z])"
-    rf"|(\d{{1,2}}|{_CN_NUMERAL}{{1,3}})\s*[点點时時](?:\s*(\d{{1,2}}|{_CN_NUMERAL}{{1,4}})\s*分|(?![\d零〇一二两三四五六七八九]))",
-    re.IGNORECASE,
-)
 _DECLINE = re.compile(
     r"can't|cannot|can not|unable|(?:don't|do not|does not|doesn't) (?:have|know|provide|include|contain)|"
     r"not (?:able|available|sure|provided)|no (?:tool|access|way|information|data)|sorry|couldn't|could not|"
@@ -113,15 +110,21 @@ def unsupported(answer: str, evidence: Evidence) -> list[str]:
 def _unsupported(answer: str, evidence: Evidence, clock: bool) -> list[str]:
     """``unsupported`` for a text; with ``clock`` off, a bare number never names a reading's hour."""
     hours, minutes = _readings(evidence.text)
-    known = [abs(n) for n in numbers_in(_TIME.sub(" ", evidence.text))]
+    known = [abs(n) for n in numbers_in(TIME.sub(" ", evidence.text))]
     facts: dict[str, None] = {}
-    for match in _TIME.finditer(answer):
+    verdicts = placed(answer, evidence.text) if clock else {}
+    for match in TIME.finditer(answer):
         if match.group() in ("一点", "一點"):
             continue  # as often "a little" as one o'clock
-        hour, minute = _time_of(match)
-        if hour is None or not (_hour_in(hour, hours) and (minute is None or minute in minutes)):
+        hour, minute = time_of(match)
+        place = verdicts.get(match.start(), "")  # None: right for the place it is given for
+        if place is None:
+            continue
+        if hour is None or not (hour_in(hour, hours, said(match)) and minute in (None, *minutes)):
             facts.setdefault(match.group().strip())
-    rest = _TIME.sub(lambda m: " " * len(m.group()), answer)  # positions kept for the list markers
+        elif place:  # a reading's time, given for a place it was not read for
+            facts.setdefault(place)
+    rest = TIME.sub(lambda m: " " * len(m.group()), answer)  # positions kept for the list markers
     markers = {m.start(1) for m in _LIST_MARKER.finditer(rest)}
     for match in _FACT.finditer(rest):
         values = [abs(v) for v in numbers_in(match.group())]
@@ -163,31 +166,9 @@ def _leaves(data: Any, key: str = "") -> list[tuple[str, str]]:
     return [(key, data if isinstance(data, str) else json.dumps(data))]
 
 
-def readings(text: str) -> list[str]:
-    """The clock readings in a text, as "HH:MM", without repeats."""
-    found = (_time_of(m) for m in _TIME.finditer(text))
-    return list(dict.fromkeys(f"{h:02d}:{m:02d}" for h, m in found if h is not None and m is not None))
-
-
 def _readings(text: str) -> tuple[set[int], set[int]]:
-    times = [_time_of(m) for m in _TIME.finditer(text)]
+    times = [time_of(m) for m in TIME.finditer(text)]
     return {h for h, _ in times if h is not None}, {m for _, m in times if m is not None}
-
-
-def _time_of(match: re.Match[str]) -> tuple[int | None, int | None]:
-    """The hour and minute a time states (``None`` for what it leaves out or cannot be read)."""
-    hour_text = match.group(1) or match.group(3) or match.group(4)
-    minute_text = match.group(2) or match.group(5)
-    return _integer(hour_text), _integer(minute_text) if minute_text else None
-
-
-def _integer(text: str) -> int | None:
-    value = float(text) if text.isdigit() else chinese_number(text)
-    return int(value) if value is not None else None
-
-
-def _hour_in(hour: int, hours: set[int]) -> bool:
-    return hour in hours or (1 <= hour <= 12 and hour + 12 in hours)
 
 
 def _tolerance(written: str, value: float) -> float:
@@ -203,7 +184,7 @@ def _supported(value: float, tolerance: float, known: list[float], hours: set[in
     """A number found among ``known`` (within ``tolerance``), or naming one of the clock ``hours``."""
     if value in (0.0, 1.0) or any(abs(value - n) <= tolerance for n in known):
         return True
-    return value.is_integer() and bool(hours) and _hour_in(int(value), hours)
+    return value.is_integer() and bool(hours) and hour_in(int(value), hours)
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,11 +214,9 @@ class EvidenceCheck:
         note = self.note_language or language
         if unused:
             return UNUSED[note]
-        times = readings(tool_values(messages) or "")
+        times = shown(tool_values(messages) or "")
         hint = (
-            READING[note].format(times=", ".join(times[:3]))
-            if times and any(map(_TIME.search, facts))
-            else ""
+            READING[note].format(times=", ".join(times[:3])) if times and any(map(TIME.search, facts)) else ""
         )
         return NOTES[note].format(facts=SEPARATOR[note].join(facts[:5])) + hint
 
