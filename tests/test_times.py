@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 
 from minloop import Controls, Loop, tool
+from minloop.builtins import current_time as clock
 from minloop.models.local.evidence import EvidenceCheck, evidence_of, unsupported
+from minloop.models.local.grounding import ground_calls
 from minloop.models.local.times import instants, placed, shown
 from minloop.testing import ScriptedModel, call, reply
 
@@ -129,3 +131,63 @@ def test_a_time_that_says_am_or_pm_is_read_on_the_24_hour_clock() -> None:
     # a place named earlier in the sentence is the place of a time after a comma
     assert unsupported("The time in New York is December 3, 2026, at 05:35 PM.", seen) == ["05:35 PM"]
     assert unsupported("In Tokyo it is December 3, 2026, at 05:35.", seen) == ["at 05:35"]
+
+
+CLOCK = {"type": "function", "function": {"name": "current_time", "parameters": clock.parameters()}}
+
+
+def calls(*zones: str | None) -> dict[str, object]:
+    """An assistant message calling the clock once per zone (``None``: no zone written)."""
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": f"call_2_{j + 1}",
+                "type": "function",
+                "function": {
+                    "name": "current_time",
+                    "arguments": json.dumps({} if zone is None else {"timezone": zone}),
+                },
+            }
+            for j, zone in enumerate(zones)
+        ],
+    }
+
+
+def test_a_clock_read_for_no_named_place_is_read_once_per_place_the_user_named() -> None:
+    asked = [{"role": "user", "content": "东京和纽约现在几点？"}]
+    for model_wrote in (calls("UTC"), calls(None), calls("Europe/Paris")):
+        assert ground_calls(model_wrote, [CLOCK], asked) == (calls("Asia/Tokyo", "America/New_York"), {})
+    # a call for a named place stands; only the places no call reads are added
+    assert ground_calls(calls("Asia/Tokyo", "UTC"), [CLOCK], asked) == (
+        calls("Asia/Tokyo", "America/New_York"),
+        {},
+    )
+    assert ground_calls(calls("东京", "纽约"), [CLOCK], asked)[0] == calls("Asia/Tokyo", "America/New_York")
+    three = [{"role": "user", "content": "What day is it in London, Paris and Sydney?"}]
+    assert ground_calls(calls(None), [CLOCK], three)[0] == calls(
+        "Europe/London", "Europe/Paris", "Australia/Sydney"
+    )
+
+
+def test_both_places_read_and_each_given_its_own_time_pass_the_check() -> None:
+    tokyo = {
+        **UTC_READING,
+        "timezone": "Asia/Tokyo",
+        "time": "20:37",
+        "datetime": "2026-12-03T20:37:38+09:00",
+    }
+    new_york = {
+        **UTC_READING,
+        "timezone": "America/New_York",
+        "time": "06:37",
+        "datetime": "2026-12-03T06:37:38-05:00",
+    }
+    seen = evidence_of(read("东京和纽约现在几点？", tokyo, new_york))
+    answer = (
+        "The Tokyo and New York times are currently 2026-12-03 at 20:37, Thursday, in Tokyo, "
+        "and 2026-12-03 at 06:37, Thursday, in New York."
+    )  # the 0.5B model's own answer: each place named after its time
+    assert unsupported(answer, seen) == []
+    assert unsupported("东京现在是06:37，纽约现在是20:37。", seen) == ["东京现在是06:37", "纽约现在是20:37"]

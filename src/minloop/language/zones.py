@@ -5,7 +5,8 @@
 country names (``日本`` gives the country's first zone), plus the city part of every IANA zone
 id and the places tzdata's own zone table names ("Beijing Time" for Asia/Shanghai), and 北京.
 ``zones_in(text)`` finds the zones a free text names ("What time is it in New York?"; in
-English after a preposition or before "time", in Chinese anywhere).
+English after a preposition, with the names listed after it ("in London, Paris and Sydney"), or
+before "time"; in Chinese anywhere).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ _NAME = r"[A-Z][A-Za-z'.-]*(?:[ _/][A-Z][A-Za-z'.-]*){0,3}"
 # An English place is named after a preposition ("in Tokyo") or before "time" ("Tokyo time"), so
 # that "Christmas", "Easter" or "Darwin" elsewhere in a sentence are not taken for zones.
 _PLACE = re.compile(
-    rf"\b(?i:in|at|for|from|to|of|and|vs|versus)\s+(?P<after>{_NAME})|(?P<before>{_NAME})(?=\s+time\b)"
+    rf"\b(?i:in|at|for|from|to|of|and|vs|versus)\s+(?P<after>{_NAME}(?:,\s*{_NAME})*)|(?P<before>{_NAME})(?=\s+time\b)"
     r"|\b(?P<utc>UTC|GMT)\b"
 )
 
@@ -121,13 +122,15 @@ def zones_in(text: str) -> list[str]:
                 start = text.find(name, start + 1)
     index = _index()
     for match in _PLACE.finditer(text):
-        name = match.group("after") or match.group("before") or match.group("utc")
-        words = name.split(" ")
-        for n in range(len(words), 0, -1):  # the longest name first: "New York" before "York"
-            named = index.get(" ".join(words[:n]).lower())
-            if named:
-                found.append((match.start(), named))
-                break
+        names = (match.group("after") or match.group("before") or match.group("utc")).split(",")
+        for k, name in enumerate(names):  # "in London, Paris and Sydney"
+            words = name.split()
+            for n in range(len(words), 0, -1):  # the longest name first: "New York" before "York"
+                key = " ".join(words[:n]).lower()
+                named = index.get(key) or index.get(key.rstrip("."))  # "in Paris." ends a sentence
+                if named:
+                    found.append((match.start() + k, named))
+                    break
     seen: dict[str, None] = {}
     for _, zone in sorted(found):
         seen.setdefault(zone)

@@ -62,6 +62,7 @@ from ...language import (
     user_language,
     zones_in,
 )
+from .places import per_place
 
 __all__ = [
     "Evidence",
@@ -295,6 +296,8 @@ def ground_calls(
 ) -> tuple[dict[str, Any], dict[str, list[str]]]:
     """An assistant message's calls with ungrounded optional arguments pruned, and, per tool name,
     the required arguments that are not grounded (empty when every call stands on the conversation).
+    A call reading the time of none of the places the user named is made once per place
+    (``places.per_place``).
 
     With ``resolve``, values are first mapped onto their parameter's vocabulary (``resolve_values``);
     with ``stated``, options are kept only when the user stated them (``prune``).
@@ -302,7 +305,7 @@ def ground_calls(
     loop's own contract checks answer those."""
     grounds = Grounds(tools, messages, resolve=resolve)
     calls, missing = [], {}
-    for call in message.get("tool_calls") or []:
+    for call in per_place(message.get("tool_calls") or [], grounds.specs, grounds.zones):
         fn = call.get("function") or {}
         params = grounds.specs.get(fn.get("name"))
         try:

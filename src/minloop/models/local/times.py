@@ -85,37 +85,34 @@ def placed(answer: str, evidence: str) -> dict[int, str | None]:
 
     Keys are where each such time starts in ``answer``; the value is ``None`` when one of the
     evidence's instants, seen in one of the places its clause names ("in Tokyo", "东京和纽约"),
-    has that hour and minute, else the clause, as written. A clause naming no place speaks of
-    the last place named before it in its sentence ("in New York it is December 3, at 5:35 pm").
-    Empty without instants.
+    has that hour and minute, else the clause, as written. A clause naming no place may speak of
+    any place its sentence names ("in New York it is December 3, at 6:35", "At 20:37, Thursday,
+    in Tokyo"). Empty without instants.
     """
     moments = instants(evidence)
     verdicts: dict[int, str | None] = {}
-    zones: list[str] = []
-    for start, end, first in _clauses(answer) if moments else ():
-        clause = answer[start:end]
-        zones = zones_in(clause) or ([] if first else zones)
-        local = [moment.astimezone(ZoneInfo(zone)) for moment in moments for zone in zones]
-        for match in TIME.finditer(clause) if zones else ():
-            hour, minute = time_of(match)
-            right = match.group() in ("一点", "一點") or any(  # 一点 is as often "a little"
-                hour is not None and hour_in(hour, {t.hour}, said(match)) and minute in (None, t.minute)
-                for t in local
-            )
-            verdicts[start + match.start()] = None if right else clause.strip()
+    for sentence in _SENTENCE.finditer(answer) if moments else ():
+        named = zones_in(sentence.group())
+        for start, end in _clauses(sentence) if named else ():
+            clause = answer[start:end]
+            zones = zones_in(clause) or named
+            local = [moment.astimezone(ZoneInfo(zone)) for moment in moments for zone in zones]
+            for match in TIME.finditer(clause):
+                hour, minute = time_of(match)
+                right = match.group() in ("一点", "一點") or any(  # 一点 is as often "a little"
+                    hour is not None and hour_in(hour, {t.hour}, said(match)) and minute in (None, t.minute)
+                    for t in local
+                )
+                verdicts[start + match.start()] = None if right else clause.strip()
     return verdicts
 
 
-def _clauses(text: str) -> list[tuple[int, int, bool]]:
-    """Where the clauses of a text start and end, and whether each begins a sentence."""
-    found = []
-    for sentence in _SENTENCE.finditer(text):
-        at = sentence.start()
-        marks = (p for m in _CLAUSE.finditer(sentence.group()) for p in (at + m.start(), at + m.end()))
-        cuts = [at, *marks, sentence.end()]
-        spans = [(cuts[i], cuts[i + 1]) for i in range(0, len(cuts), 2) if cuts[i] < cuts[i + 1]]
-        found += [(a, b, n == 0) for n, (a, b) in enumerate(spans)]
-    return found
+def _clauses(sentence: re.Match[str]) -> list[tuple[int, int]]:
+    """Where the clauses of a sentence start and end in its text."""
+    at = sentence.start()
+    marks = (p for m in _CLAUSE.finditer(sentence.group()) for p in (at + m.start(), at + m.end()))
+    cuts = [at, *marks, sentence.end()]
+    return [(cuts[i], cuts[i + 1]) for i in range(0, len(cuts), 2) if cuts[i] < cuts[i + 1]]
 
 
 def _integer(text: str) -> int | None:
