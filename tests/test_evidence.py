@@ -310,19 +310,6 @@ def test_the_watch_stops_an_answer_at_the_end_of_its_first_unsupported_sentence(
     assert (stopped, watch.read, watch.tripped) == (None, 0, False)  # an unfinished sentence is not read
 
 
-def test_the_check_replaces_at_once_only_where_no_answer_goes_back() -> None:
-    question = [{"role": "user", "content": "Who won the 2018 World Cup?"}]
-    declined = [
-        *question,
-        {"role": "assistant", "content": "France, 4-2."},
-        {"role": "system", "content": "..."},
-    ]
-    assert EvidenceCheck(resend_unused=False).replaces(question)  # no tool ran: declined at once
-    assert not EvidenceCheck().replaces(question)  # sent back once first
-    assert not EvidenceCheck(resend_unused=False).replaces(ASKED)  # a tool ran: a wrong value goes back
-    assert EvidenceCheck().replaces(declined)  # sent back once already
-
-
 NOON = [
     {"role": "user", "content": "What's the weather in Paris right now?"},
     {

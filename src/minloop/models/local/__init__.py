@@ -251,17 +251,11 @@ class LocalModel:
         return reply, evidence, loop
 
     def _watch(self, request: ModelRequest) -> AnswerWatch | None:
-        """A watch that stops an answer at its first unsupported fact, when the loop's answer
-        check is this model's evidence check and would replace such an answer at once: the rest
-        of the answer would never be shown."""
-        check = self.answer_check
-        if (
-            check is None
-            or request.output_schema is not None
-            or request.answer_check is not self.answer_check
-        ):
-            return None
-        return AnswerWatch(request.messages) if check.replaces(request.messages) else None
+        """A watch that stops an answer at the end of its first unsupported sentence, when the
+        loop's answer check is this model's evidence check: the answer is not accepted, and the
+        rest would either never be shown or go back to the model only to be written again."""
+        own = self.answer_check is not None and request.answer_check is self.answer_check
+        return AnswerWatch(request.messages) if own and request.output_schema is None else None
 
     def narrowed(self, request: ModelRequest, english: str | None = None) -> ModelRequest:
         """The request with only the tools that can matter, when the menu has more than

@@ -220,14 +220,6 @@ class EvidenceCheck:
         )
         return NOTES[note].format(facts=SEPARATOR[note].join(facts[:5])) + hint
 
-    def replaces(self, messages: Sequence[Mapping[str, Any]]) -> bool:
-        """Whether any answer stating an unsupported fact now ends the run with the plain
-        statement (rather than going back to the model): no tool ran since the user spoke and
-        ``resend_unused`` is off, or the answer was sent back ``retries`` times already."""
-        return _rejected(messages) >= self.retries or (
-            not self.resend_unused and tool_values(messages) is None
-        )
-
 
 class AnswerWatch:
     """Reads an answer as it is generated and says stop at the end of the first sentence that
