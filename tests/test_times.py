@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 
 from minloop import Controls, Loop, tool
 from minloop.builtins import current_time as clock
+from minloop.builtins.clock import reading
 from minloop.models.local.evidence import EvidenceCheck, evidence_of, unsupported
 from minloop.models.local.grounding import ground_calls
 from minloop.models.local.times import instants, placed, shown
@@ -13,12 +15,13 @@ from minloop.testing import ScriptedModel, call, reply
 
 from .conftest import content, masked
 
-UTC_READING = {
-    "timezone": "UTC",
-    "time": "10:27",
-    "datetime": "2026-12-03T10:27:44+00:00",
-    "utc_offset": "+0000",
-}
+
+def read_at(zone: str, utc: str) -> dict[str, str]:
+    """The built-in clock's result for ``zone`` at ``utc`` ("10:27:44") on 2026-12-03, UTC."""
+    return reading(zone, datetime.fromisoformat(f"2026-12-03T{utc}").replace(tzinfo=UTC))
+
+
+UTC_READING = read_at("UTC", "10:27:44")
 
 
 @tool
@@ -49,18 +52,8 @@ def test_a_time_is_right_for_a_place_when_a_readings_moment_shows_it_there() -> 
     seen = evidence_of(read("What time is it in Tokyo?", UTC_READING))
     assert unsupported("It's 10:27 UTC, which is 19:27 in Tokyo.", seen) == []
     assert unsupported("It's 10:27 UTC, which is 18:27 in Tokyo.", seen) == ["18:27"]
-    tokyo = {
-        **UTC_READING,
-        "timezone": "Asia/Tokyo",
-        "time": "19:27",
-        "datetime": "2026-12-03T19:27:44+09:00",
-    }
-    new_york = {
-        **UTC_READING,
-        "timezone": "America/New_York",
-        "time": "05:27",
-        "datetime": "2026-12-03T05:27:44-05:00",
-    }
+    tokyo = read_at("Asia/Tokyo", "10:27:44")
+    new_york = read_at("America/New_York", "10:27:44")
     both = evidence_of(read("东京和纽约现在几点？", tokyo, new_york))
     assert unsupported("东京现在是晚上7点27分，纽约是早上5点27分。", both) == []
     assert unsupported("In Tokyo it is 7:27 pm and in New York it is 5:27 am.", both) == []
@@ -117,12 +110,7 @@ def test_the_loop_sends_back_a_utc_reading_given_as_tokyos_time() -> None:
 
 
 def test_a_time_that_says_am_or_pm_is_read_on_the_24_hour_clock() -> None:
-    new_york = {
-        **UTC_READING,
-        "timezone": "America/New_York",
-        "time": "05:35",
-        "datetime": "2026-12-03T05:35:00-05:00",
-    }
+    new_york = read_at("America/New_York", "10:35:00")
     seen = evidence_of(read("纽约今天星期几？", new_york))
     assert unsupported("It is 5:35 am in New York.", seen) == []
     assert unsupported("纽约现在是早上5点35分。", seen) == unsupported("纽约现在是5点35分。", seen) == []
@@ -172,18 +160,8 @@ def test_a_clock_read_for_no_named_place_is_read_once_per_place_the_user_named()
 
 
 def test_both_places_read_and_each_given_its_own_time_pass_the_check() -> None:
-    tokyo = {
-        **UTC_READING,
-        "timezone": "Asia/Tokyo",
-        "time": "20:37",
-        "datetime": "2026-12-03T20:37:38+09:00",
-    }
-    new_york = {
-        **UTC_READING,
-        "timezone": "America/New_York",
-        "time": "06:37",
-        "datetime": "2026-12-03T06:37:38-05:00",
-    }
+    tokyo = read_at("Asia/Tokyo", "11:37:38")
+    new_york = read_at("America/New_York", "11:37:38")
     seen = evidence_of(read("东京和纽约现在几点？", tokyo, new_york))
     answer = (
         "The Tokyo and New York times are currently 2026-12-03 at 20:37, Thursday, in Tokyo, "

@@ -43,7 +43,7 @@ from ...language import Language, numbers_in, user_language
 from .grounding import Evidence
 from .notes import HONESTY, NOTES, READING, SEPARATOR, UNUSED, plain_statement
 from .stream import sentences
-from .times import TIME, hour_in, placed, readings, said, shown, time_of
+from .times import TIME, hour_in, placed, readings, said, shown, stated, time_of
 
 __all__ = [
     "HONESTY",
@@ -113,9 +113,7 @@ def _unsupported(answer: str, evidence: Evidence, clock: bool) -> list[str]:
     known = [abs(n) for n in numbers_in(TIME.sub(" ", evidence.text))]
     facts: dict[str, None] = {}
     verdicts = placed(answer, evidence.text) if clock else {}
-    for match in TIME.finditer(answer):
-        if match.group() in ("一点", "一點"):
-            continue  # as often "a little" as one o'clock
+    for match in stated(answer):
         hour, minute = time_of(match)
         place = verdicts.get(match.start(), "")  # None: right for the place it is given for
         if place is None:

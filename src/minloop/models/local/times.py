@@ -16,7 +16,7 @@ from zoneinfo import ZoneInfo
 
 from ...language import chinese_number, zones_in
 
-__all__ = ["TIME", "hour_in", "instants", "placed", "readings", "said", "shown", "time_of"]
+__all__ = ["TIME", "hour_in", "instants", "placed", "readings", "said", "shown", "stated", "time_of"]
 
 _CN_NUMERAL = "[零〇一二两三四五六七八九十]"
 TIME = re.compile(
@@ -30,6 +30,11 @@ _AFTERNOON = ("p", "下午", "傍晚", "晚上", "中午")
 _INSTANT = re.compile(r"\b(\d{4}-\d{2}-\d{2})[tT ](\d{2}:\d{2}(?::\d{2})?)(?:\.\d+)?([+-]\d{2}:?\d{2}|[zZ])")
 _SENTENCE = re.compile(r"(?:[^。！？!?\n.]|\.(?!\s|$))+")
 _CLAUSE = re.compile(r"[，；;、]|,(?=\s|$)|\s(?:and|but|while)\s", re.IGNORECASE)
+
+
+def stated(text: str) -> list[re.Match[str]]:
+    """The times a text states: every ``TIME`` but 一点, as often "a little" as one o'clock."""
+    return [m for m in TIME.finditer(text) if m.group() not in ("一点", "一點")]
 
 
 def readings(text: str) -> list[str]:
@@ -97,11 +102,10 @@ def placed(answer: str, evidence: str) -> dict[int, str | None]:
             clause = answer[start:end]
             zones = zones_in(clause) or named
             local = [moment.astimezone(ZoneInfo(zone)) for moment in moments for zone in zones]
-            for match in TIME.finditer(clause):
+            for match in stated(clause):
                 hour, minute = time_of(match)
-                right = match.group() in ("一点", "一點") or any(  # 一点 is as often "a little"
-                    hour is not None and hour_in(hour, {t.hour}, said(match)) and minute in (None, t.minute)
-                    for t in local
+                right = hour is not None and any(
+                    hour_in(hour, {t.hour}, said(match)) and minute in (None, t.minute) for t in local
                 )
                 verdicts[start + match.start()] = None if right else clause.strip()
     return verdicts
