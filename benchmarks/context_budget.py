@@ -14,7 +14,7 @@ import argparse
 import json
 
 from minloop import Loop, ModelRequest, ModelResponse, tool
-from minloop.context import ContextPolicy, WindowPolicy
+from minloop.layers.context import ContextPolicy, WindowPolicy
 from minloop.models.local import LocalModel
 
 CITIES = ["Beijing", "Paris", "Oslo", "Lima", "Cairo", "Delhi", "Tokyo"]

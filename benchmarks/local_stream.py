@@ -16,8 +16,8 @@ import statistics
 import time
 
 from minloop import Loop, tool
+from minloop.layers.streaming import TextDelta
 from minloop.models.local import LocalModel
-from minloop.streaming import TextDelta
 
 PROMPTS = (
     "Say hello to Ada in one short sentence.",

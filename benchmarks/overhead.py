@@ -416,8 +416,8 @@ def httpx_stream_contender(base: str) -> Any:
 
 def minloop_stream_contender(base: str) -> Any:
     from minloop import Loop, tool
+    from minloop.layers.streaming import TextDelta
     from minloop.models.openai import OpenAIModel
-    from minloop.streaming import TextDelta
 
     loop = Loop(
         OpenAIModel("mock", base_url=base, max_retries=0), [tool(add_async, name="add")], max_steps=20

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from minloop import Loop, tool
-from minloop.events import Event, TraceSink
+from minloop.layers.tracing import Event, TraceSink
 from minloop.testing import ScriptedModel, call, reply
 from minloop.trace.sqlite import SQLiteSink
 

@@ -31,7 +31,7 @@ from minloop import (
     messages,
     tool,
 )
-from minloop.context import ContextPolicy, WindowPolicy
+from minloop.layers.context import ContextPolicy, WindowPolicy
 from minloop.models.openai import OpenAIModel
 from minloop.testing import ChatServer, FunctionModel, ScriptedModel, call, reply
 

@@ -12,9 +12,9 @@ from pydantic import BaseModel
 from typer.testing import CliRunner
 
 from minloop import Controls, Loop, MinloopError, Usage, tool
-from minloop.budget import Budget, Price, Spent
 from minloop.cli.app import app
 from minloop.decision import CONTROL_TEXT, LIMIT_TEXT
+from minloop.layers.budget import Budget, Price, Spent
 from minloop.models.openai import OpenAIModel
 from minloop.testing import ChatServer, RecordingSink, ScriptedModel, call, completion, reply
 

@@ -164,7 +164,7 @@ def test_tools_needing_approval_are_denied_without_a_terminal_and_run_with_yes(
 def test_live_view_shows_what_the_context_policy_did(capsys: pytest.CaptureFixture[str]) -> None:
     from minloop import Step
     from minloop.cli.view import show_step as _show_step
-    from minloop.context import ContextReport
+    from minloop.layers.context import ContextReport
 
     report = ContextReport(
         "summary", window=4096, tokens_before=3900, tokens_after=1200, steps_summarised=4, results_shrunk=1
@@ -212,7 +212,7 @@ def test_live_view_shows_rejected_answers_notes_and_chinese_arguments(
 def test_live_view_says_when_the_text_shown_was_replaced(capsys: pytest.CaptureFixture[str]) -> None:
     from minloop import Step
     from minloop.cli.view import LiveView
-    from minloop.streaming import StepEnd, TextDelta
+    from minloop.layers.streaming import StepEnd, TextDelta
 
     def answered(content: str) -> StepEnd:
         return StepEnd(Step(index=1, decision="answer", message={"role": "assistant", "content": content}))

@@ -7,7 +7,14 @@ import json
 import pytest
 
 from minloop import Loop, check_transcript, tool
-from minloop.context import ContextPolicy, WindowPolicy, estimate_tokens, split_steps, summarise, task_summary
+from minloop.layers.context import (
+    ContextPolicy,
+    WindowPolicy,
+    estimate_tokens,
+    split_steps,
+    summarise,
+    task_summary,
+)
 from minloop.testing import ScriptedModel, call, reply
 
 NOISE = {f"debug_{i}": "x" * 150 for i in range(12)}  # ~2 KB of fields nobody asked for

@@ -14,8 +14,8 @@ import json
 from typing import Any
 
 from minloop import Controls, Loop, tool
-from minloop.context import ContextPolicy
 from minloop.envelope import seal, to_json
+from minloop.layers.context import ContextPolicy
 from minloop.models.openai import OpenAIModel
 from minloop.redact import Redactor
 from minloop.testing import ChatServer, Fault, ScriptedModel, call, reply

@@ -16,6 +16,8 @@ def test_all_is_sorted_and_complete() -> None:
             "Message",
             "ErrorCode",
             "Status",
+            "Decision",
+            "StreamEvent",
         }
 
 
@@ -34,7 +36,7 @@ def test_budgets_typed_output_and_streaming_load_on_first_use() -> None:
 
     code = (
         "import sys, minloop, minloop.models.openai\n"
-        "later = ['minloop.budget', 'minloop.output', 'minloop.streaming', 'minloop.models.sse']\n"
+        "later = ['minloop.layers.budget', 'minloop.layers.output', 'minloop.layers.streaming', 'minloop.models.sse']\n"
         "print([m for m in later if m in sys.modules])\n"
         "print(minloop.Budget.__name__, minloop.Price.__name__, minloop.LoopStream.__name__)\n"
         "print([m for m in later if m in sys.modules])"
@@ -43,6 +45,6 @@ def test_budgets_typed_output_and_streaming_load_on_first_use() -> None:
     assert out.stdout.splitlines() == [
         "[]",
         "Budget Price LoopStream",
-        "['minloop.budget', 'minloop.streaming']",
+        "['minloop.layers.budget', 'minloop.layers.streaming']",
     ]
     assert "Budget" in dir(minloop) and "LoopStream" in dir(minloop)

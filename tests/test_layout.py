@@ -1,8 +1,10 @@
-"""The shape of the package: size budgets, no import circles, the core imports nothing above it."""
+"""The shape of the package: size budgets, no import circles, the core imports nothing above it
+(not even for types), and the four steps name no feature."""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -11,26 +13,30 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "minloop"
 MAX_FILE_LINES = 400
 MAX_FUNCTION_LINES = 60
 CORE = {
-    "__init__", "budget", "context", "decision", "driver", "events", "exceptions", "execute", "fallback", "guard",
-    "log", "loop", "messages", "output", "redact", "result", "schemas", "state", "streaming", "tools",
-    "models.__init__", "models.base", "envelope",
+    "decision", "driver", "exceptions", "execute", "fallback", "guard", "layer", "log", "loop", "messages",
+    "redact", "result", "schemas", "state", "tools", "workers", "models.__init__", "models.base", "envelope",
 }  # fmt: skip
 ROOMS = (
-    "cli", "trace", "batch", "evals", "builtins", "testing", "factory", "doctor", "mcp", "models.local", "language",
+    "layers", "standard", "cli", "trace", "batch", "evals", "builtins", "testing", "factory", "doctor", "mcp",
+    "models.local", "models.openai", "models.sse", "models.scripted", "language",
 )  # fmt: skip
+STEPS = ("loop", "driver", "state")  # the four steps themselves
+FEATURE_WORDS = (r"(?<!time[ _])budget", "output_schema", "typed", "stream", "delta", "sink", "tracer", "trace event")
+MAX_STEPS_LINES = 450
 
 
 def modules() -> dict[str, Path]:
     return {".".join(p.relative_to(SRC).with_suffix("").parts): p for p in sorted(SRC.rglob("*.py"))}
 
 
-def imports_of(name: str, path: Path) -> set[str]:
-    """The minloop modules ``name`` imports at module level or in functions, not under TYPE_CHECKING."""
+def imports_of(name: str, path: Path, types: bool = False) -> set[str]:
+    """The minloop modules ``name`` imports at module level or in functions; under TYPE_CHECKING
+    too when ``types``."""
     package = name.split(".")[:-1]
     found: set[str] = set()
     tree = ast.parse(path.read_text(encoding="utf-8"))
     skip = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
-            for n in ast.walk(node)}  # fmt: skip
+            for n in ast.walk(node)} if not types else set()  # fmt: skip
     for node in ast.walk(tree):
         if id(node) in skip or not isinstance(node, ast.ImportFrom) or not node.level:
             continue
@@ -63,11 +69,32 @@ def test_files_and_functions_stay_within_the_size_budgets(name: str) -> None:
     assert not long, f"{path}: functions over {MAX_FUNCTION_LINES} lines: {long}"
 
 
+def test_every_module_is_core_or_in_a_room() -> None:
+    assert all(name in CORE or name.startswith(ROOMS) or name == "__init__" for name in modules())
+
+
 def test_the_core_imports_nothing_from_the_rooms_above_it() -> None:
     known = modules()
     for name in CORE:
-        for target in imports_of(name, known[name]):
-            assert not target.startswith(ROOMS), f"core module {name} imports {target}"
+        for target in imports_of(name, known[name], types=True):  # type-only and in-function imports too
+            assert target in CORE or resolve(target, known) in CORE, f"core module {name} imports {target}"
+
+
+def test_the_core_has_no_import_circles_even_for_types() -> None:
+    known = modules()
+    graph = {
+        n: {r for t in imports_of(n, known[n], types=True) if (r := resolve(t, known)) and r != n}
+        for n in CORE
+    }
+    assert_no_circles(graph)
+
+
+def test_the_four_steps_name_no_feature_and_fit_one_budget() -> None:
+    texts = {name: (SRC / f"{name}.py").read_text(encoding="utf-8") for name in STEPS}
+    assert sum(t.count("\n") for t in texts.values()) <= MAX_STEPS_LINES
+    for name, text in texts.items():
+        named = [w for w in FEATURE_WORDS if re.search(w, text.lower())]
+        assert not named, f"{name}.py names {named}"
 
 
 def test_there_are_no_import_circles() -> None:
@@ -75,11 +102,15 @@ def test_there_are_no_import_circles() -> None:
     graph = {
         n: {r for t in imports_of(n, p) if (r := resolve(t, known)) and r != n} for n, p in known.items()
     }
+    assert_no_circles(graph)
+
+
+def assert_no_circles(graph: dict[str, set[str]]) -> None:
     state: dict[str, int] = {}
 
     def visit(node: str, path: list[str]) -> None:
         state[node] = 1
-        for nxt in sorted(graph[node]):
+        for nxt in sorted(graph.get(node, ())):
             if state.get(nxt) == 1:
                 cycle = [*path[path.index(nxt) :], nxt] if nxt in path else [node, nxt]
                 raise AssertionError(f"import circle: {' -> '.join(cycle)}")

@@ -9,9 +9,9 @@ import json
 import pytest
 
 from minloop import Loop, ModelRequest, tool
+from minloop.layers.streaming import StreamEvent, TextDelta, ToolCallFinished, ToolCallStarted
 from minloop.models.local import LocalModel
 from minloop.models.local.stream import AnswerText, Repetition
-from minloop.streaming import StreamEvent, TextDelta, ToolCallFinished, ToolCallStarted
 
 
 def decode(pieces: list[str]) -> list[str]:

@@ -10,6 +10,7 @@ from pydantic import BaseModel
 
 from minloop import Controls, Loop, MinloopError, tool
 from minloop.decision import DECAY_TEXT, Replacement, combine_checks
+from minloop.layers.output import OutputSpec, response_format
 from minloop.models.local.decoding import (
     ANSWER,
     answer_schema,
@@ -19,7 +20,6 @@ from minloop.models.local.decoding import (
     parse_decision,
 )
 from minloop.models.openai import OpenAIModel
-from minloop.output import OutputSpec, response_format
 from minloop.testing import ChatServer, ScriptedModel, call, reply
 
 from .conftest import content, masked

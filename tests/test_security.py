@@ -15,7 +15,7 @@ import pytest
 import minloop
 from minloop import Controls, Loop, RunResult, ToolCall, check_transcript, tool
 from minloop.builtins import file_tools
-from minloop.events import Event
+from minloop.layers.tracing import Event
 from minloop.testing import (
     ChatServer,
     Fault,

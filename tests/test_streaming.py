@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from minloop import Loop, RunResult, tool
-from minloop.streaming import (
+from minloop.layers.streaming import (
     ArgumentsDelta,
     RunEnd,
     StepEnd,
@@ -256,9 +256,9 @@ def test_a_stream_left_unread_ends_the_run_as_cancelled() -> None:
 def test_a_run_cancelled_while_it_waits_to_hand_over_a_step_still_ends_as_cancelled(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import minloop.streaming
+    import minloop.layers.streaming
 
-    monkeypatch.setattr(minloop.streaming, "BUFFER", 1)
+    monkeypatch.setattr(minloop.layers.streaming, "BUFFER", 1)
     sink = RecordingSink()
     blank = FunctionModel(lambda r: {"content": None})  # no deltas: a step hands over only its StepEnd
 

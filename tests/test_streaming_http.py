@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from minloop import Loop, ModelError, ModelRequest, ModelResponse, RunResult, tool
+from minloop.layers.streaming import ArgumentsDelta, ModelDelta, StreamEvent, TextDelta, ToolCallStarted
 from minloop.models.openai import OpenAIClientModel, OpenAIModel
 from minloop.models.sse import ChatStream
-from minloop.streaming import ArgumentsDelta, ModelDelta, StreamEvent, TextDelta, ToolCallStarted
 from minloop.testing import ChatServer, Fault, RecordingSink, call, reply
 from minloop.testing.sse import chunk
 

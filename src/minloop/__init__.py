@@ -3,7 +3,7 @@
 import importlib
 import typing
 
-from .decision import Controls
+from .decision import Answer, Blank, CallTools, Controls, Decision, Replacement, Unfinished
 from .driver import LoopRun
 from .exceptions import (
     ContextOverflowError,
@@ -17,26 +17,51 @@ from .exceptions import (
     ToolDefinitionError,
     TranscriptError,
 )
-from .execute import ErrorCode, ToolResult
+from .execute import ErrorCode, ToolFailure, ToolResult
+from .layer import Layer, StopRun
+from .layers.context import ContextPolicy, WindowPolicy
+from .layers.tracing import RecordingSink
 from .log import TraceIdFilter, new_trace_id
-from .loop import Loop, run, run_sync
+from .loop import BaseLoop
 from .messages import Message, ToolCall, check_transcript
-from .models.base import Model, ModelRequest, ModelResponse, StreamingModel, Usage
+from .models.base import (
+    ArgumentsDelta,
+    Model,
+    ModelRequest,
+    ModelResponse,
+    StreamingModel,
+    TextDelta,
+    ToolCallStarted,
+    Usage,
+)
 from .result import RunResult, Status, Step
+from .standard import Loop, run, run_sync
+from .state import Continue, Final, Limit, Prompt, Reply, RunState, Stop
 from .tools import Tool, tool, tool_from_schema
 
 if typing.TYPE_CHECKING:
-    from .budget import Budget, Price
-    from .streaming import LoopStream
+    from .layers.budget import Budget, Price
+    from .layers.streaming import LoopStream, RunEnd, StepEnd, StreamEvent, ToolCallFinished, ToolCallResult
 
 __version__ = "0.1.0"
 
 
 __all__ = [
+    "Answer",
+    "ArgumentsDelta",
+    "BaseLoop",
+    "Blank",
     "Budget",
+    "CallTools",
     "ContextOverflowError",
+    "ContextPolicy",
+    "Continue",
     "Controls",
+    "Decision",
     "ErrorCode",
+    "Final",
+    "Layer",
+    "Limit",
     "Loop",
     "LoopRun",
     "LoopStream",
@@ -51,18 +76,35 @@ __all__ = [
     "ModelResponse",
     "NestedModelCallError",
     "Price",
+    "Prompt",
+    "RecordingSink",
+    "Replacement",
+    "Reply",
+    "RunEnd",
     "RunResult",
+    "RunState",
     "ScriptError",
     "Status",
     "Step",
+    "StepEnd",
+    "Stop",
+    "StopRun",
+    "StreamEvent",
     "StreamingModel",
+    "TextDelta",
     "Tool",
     "ToolCall",
+    "ToolCallFinished",
+    "ToolCallResult",
+    "ToolCallStarted",
     "ToolDefinitionError",
+    "ToolFailure",
     "ToolResult",
     "TraceIdFilter",
     "TranscriptError",
+    "Unfinished",
     "Usage",
+    "WindowPolicy",
     "check_transcript",
     "new_trace_id",
     "run",
@@ -71,12 +113,21 @@ __all__ = [
     "tool_from_schema",
 ]
 
-_LATER = {"Budget": "budget", "Price": "budget", "LoopStream": "streaming"}  # loaded on first use
+_LATER = {  # loaded on first use: most runs are neither budgeted nor streamed
+    "Budget": "budget",
+    "Price": "budget",
+    "LoopStream": "streaming",
+    "RunEnd": "streaming",
+    "StepEnd": "streaming",
+    "StreamEvent": "streaming",
+    "ToolCallFinished": "streaming",
+    "ToolCallResult": "streaming",
+}
 
 
 def __getattr__(name: str) -> object:
     if name in _LATER:
-        return getattr(importlib.import_module(f".{_LATER[name]}", __name__), name)
+        return getattr(importlib.import_module(f".layers.{_LATER[name]}", __name__), name)
     raise AttributeError(f"module 'minloop' has no attribute {name!r}")
 
 

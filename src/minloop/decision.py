@@ -38,6 +38,7 @@ from typing import Any, ClassVar, Literal, TypeAlias
 
 from .execute import MAX_RESULT_CHARS, ToolResult
 from .messages import Message, ResultRole, ToolCall, tool_calls_of
+from .models.base import ToolChoice
 from .tools import Tool
 
 __all__ = [
@@ -218,6 +219,16 @@ def combine_checks(*checks: AnswerCheck | None) -> AnswerCheck | None:
         return None
 
     return check
+
+
+def next_tool_choice(choice: ToolChoice | str, tool_steps: int, has_tools: bool) -> ToolChoice:
+    """The ``tool_choice`` of the next call: a forced choice (``"required"``, one tool's name or
+    its wire form) holds until the first tool step, then the loop goes back to ``"auto"``."""
+    if tool_steps or choice in ("auto", "none") or not has_tools:
+        return "auto" if choice != "none" else "none"
+    if isinstance(choice, dict) or choice == "required":
+        return choice  # type: ignore[return-value]
+    return {"type": "function", "function": {"name": choice}}
 
 
 def control_message(

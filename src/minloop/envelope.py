@@ -39,7 +39,9 @@ def result_body(payload: Any, trace_id: str) -> dict[str, Any]:
     return {"result": payload, "trace_id": trace_id}
 
 
-def envelope(code: ErrorCode, message: str, tool_name: str, trace_id: str, **details: Any) -> dict[str, Any]:
+def envelope(
+    code: ErrorCode | str, message: str, tool_name: str, trace_id: str, **details: Any
+) -> dict[str, Any]:
     return {"error": message, "code": code, "tool": tool_name, **details, "trace_id": trace_id}
 
 

@@ -14,12 +14,14 @@ Parallel calls run concurrently; results keep call order and one failure never l
 others. Sync tools run in a daemon thread each: a thread that outlives its timeout cannot be
 killed in Python, so it is abandoned (its result is discarded, it holds no pool slot and does
 not keep the process alive at exit).
+
+Layers wrap the execution of each valid call (``Layer.wrap_tool``): they run it, answer it from
+elsewhere, or refuse it by raising ``ToolFailure``, which becomes the envelope the model reads.
 """
 
 from __future__ import annotations
 
 import asyncio
-import inspect
 import json
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -36,12 +38,10 @@ from .messages import Message, ResultRole, ToolCall, loads
 from .tools import ContractViolation, Tool, pydantic_problems
 from .workers import Overdue, call_in_thread
 
-__all__ = ["ErrorCode", "ToolResult", "describe", "execute_calls"]
+__all__ = ["ErrorCode", "ToolFailure", "ToolResult", "describe", "execute_calls"]
 
-Approver: TypeAlias = Callable[[ToolCall], "bool | Awaitable[bool]"]
-"""``approve(call)``, sync or async, is asked before each call to a tool declared with
-``needs_approval=True``; ``call.name`` and ``call.arguments`` (a JSON string) say what would
-run. Only ``True`` runs it; anything else denies it with ``ERR_TOOL_DENIED``."""
+Wrap: TypeAlias = Callable[[ToolCall, Tool, Callable[[], Awaitable[Any]]], Awaitable[Any]]
+"""How a run's layers wrap one call: ``wrap(call, tool, execute)`` returns the call's value."""
 MAX_RESULT_CHARS = 16_000
 MAX_NAME_CHARS = 64  # the longest function name the Chat Completions API accepts
 
@@ -53,7 +53,7 @@ class ToolResult:
     call_id: str
     name: str
     content: str
-    error: ErrorCode | None = None
+    error: ErrorCode | str | None = None
     latency: float = 0.0
     rerouted_to: str | None = None
 
@@ -68,10 +68,11 @@ class ToolResult:
         return {"role": "tool", "tool_call_id": self.call_id, "name": self.name, "content": self.content}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ExecContext:
-    """What executing a run's calls needs: the registry, the run's id and the guards' settings.
-    Made once per run; ``seen`` counts the run's calls for the repetition guard."""
+    """What executing a run's calls needs: the registry, the run's id, the guards' settings and
+    the run's layers (``wrap``). Made once per run; ``seen`` counts the run's calls for the
+    repetition guard."""
 
     tools: Mapping[str, Tool]
     fallback: Tool
@@ -79,13 +80,17 @@ class ExecContext:
     log: Any  # a logging.LoggerAdapter keyed by the trace id
     seen: dict[tuple[str, str], int] = field(default_factory=dict)  # the run's calls so far
     repeat_limit: int = 2
-    approve: Approver | None = None
     max_chars: int = MAX_RESULT_CHARS
     redact: Callable[[Any], Any] | None = None
+    wrap: Wrap | None = None
 
 
-class _Failure(Exception):
-    def __init__(self, code: ErrorCode, message: str, **details: Any) -> None:
+class ToolFailure(Exception):
+    """A call that failed in a way the model reads: ``code`` (a standard ``ERR_TOOL_...`` code, or
+    one of a layer's own) and ``message`` go into the call's error envelope with ``details``.
+    A layer raises it from ``wrap_tool`` to refuse a call."""
+
+    def __init__(self, code: ErrorCode | str, message: str, **details: Any) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
@@ -96,7 +101,11 @@ async def execute_calls(calls: Sequence[ToolCall], ctx: ExecContext) -> list[Too
     """Run every call (concurrently when there are several); results keep call order."""
     if len(calls) == 1:
         return [await execute_call(calls[0], ctx)]
-    return list(await asyncio.gather(*(execute_call(c, ctx) for c in calls)))
+    done = await asyncio.gather(*(execute_call(c, ctx) for c in calls), return_exceptions=True)
+    for outcome in done:  # every call has finished: now a layer's StopRun or a red-line breach
+        if isinstance(outcome, BaseException):
+            raise outcome
+    return done  # type: ignore[return-value]
 
 
 async def execute_call(call: ToolCall, ctx: ExecContext) -> ToolResult:
@@ -110,10 +119,9 @@ async def execute_call(call: ToolCall, ctx: ExecContext) -> ToolResult:
         data = json_arguments(call.arguments)
         args = checked_arguments(tool, data)
         _check_repeat(call.name, data, ctx)
-        await _check_approval(tool, call, ctx)
-        value = await invoke(tool, args)
+        value = await _run(tool, call, args, ctx)
         body, error = result_body(check_output(tool, value), ctx.trace_id), None
-    except _Failure as f:
+    except ToolFailure as f:
         body, error = envelope(f.code, f.message, call.name, ctx.trace_id, **f.details), f.code
         level = 30 if f.code == "ERR_TOOL_SCHEMA_MISMATCH" else 20  # a mismatch is logged as a warning
         ctx.log.log(level, "tool %s failed %s: %s", call.name, f.code, _scrub(ctx, f.message[:2000])[:500])
@@ -137,7 +145,7 @@ def _check_repeat(name: str, data: dict[str, Any], ctx: ExecContext) -> None:
     key = (name, _CANONICAL.encode(data))
     done = ctx.seen.get(key, 0)
     if done >= ctx.repeat_limit:
-        raise _Failure(
+        raise ToolFailure(
             "ERR_TOOL_REPEATED",
             f"this exact call was already made {done} times; its result is above. Answer with it, "
             "or change the arguments",
@@ -145,14 +153,11 @@ def _check_repeat(name: str, data: dict[str, Any], ctx: ExecContext) -> None:
     ctx.seen[key] = done + 1
 
 
-async def _check_approval(tool: Tool, call: ToolCall, ctx: ExecContext) -> None:
-    if not tool.needs_approval:
-        return
-    verdict = ctx.approve(call) if ctx.approve is not None else False
-    if inspect.isawaitable(verdict):
-        verdict = await verdict
-    if verdict is not True:
-        raise _Failure("ERR_TOOL_DENIED", "the user did not approve this call; do not retry it")
+async def _run(tool: Tool, call: ToolCall, args: dict[str, Any], ctx: ExecContext) -> Any:
+    """The call's value, through the run's layers when it has any."""
+    if ctx.wrap is None:
+        return await invoke(tool, args)
+    return await ctx.wrap(call, tool, lambda: invoke(tool, args))
 
 
 def _scrub(ctx: ExecContext, text: str) -> str:
@@ -160,7 +165,7 @@ def _scrub(ctx: ExecContext, text: str) -> str:
 
 
 def parse_arguments(tool: Tool, raw: str) -> dict[str, Any]:
-    """The keyword arguments for ``tool`` from a call's JSON text; ``_Failure`` if they do not fit."""
+    """The keyword arguments for ``tool`` from a call's JSON text; ``ToolFailure`` if they do not fit."""
     return checked_arguments(tool, json_arguments(raw))
 
 
@@ -168,9 +173,11 @@ def json_arguments(raw: str) -> dict[str, Any]:
     try:
         data = loads(raw) if raw.strip() else {}
     except (ValueError, RecursionError) as exc:
-        raise _Failure("ERR_TOOL_ARGS_INVALID", f"arguments are not valid JSON: {exc}") from None
+        raise ToolFailure("ERR_TOOL_ARGS_INVALID", f"arguments are not valid JSON: {exc}") from None
     if not isinstance(data, dict):
-        raise _Failure("ERR_TOOL_ARGS_INVALID", f"arguments must be a JSON object, got {type(data).__name__}")
+        raise ToolFailure(
+            "ERR_TOOL_ARGS_INVALID", f"arguments must be a JSON object, got {type(data).__name__}"
+        )
     return data
 
 
@@ -178,7 +185,7 @@ def checked_arguments(tool: Tool, data: dict[str, Any]) -> dict[str, Any]:
     try:
         return tool.check_args(data)
     except ContractViolation as exc:
-        raise _Failure(
+        raise ToolFailure(
             "ERR_TOOL_ARGS_INVALID",
             str(exc),
             problems=exc.problems,
@@ -206,15 +213,15 @@ async def _invoke(tool: Tool, args: dict[str, Any]) -> Any:
         async with deadline:
             return await tool.fn(**args)
     except Overdue:
-        raise _Failure("ERR_TOOL_TIMEOUT", f"tool did not finish within {tool.timeout:g}s") from None
+        raise ToolFailure("ERR_TOOL_TIMEOUT", f"tool did not finish within {tool.timeout:g}s") from None
     except TimeoutError as exc:
         if tool.is_async and deadline.expired():
-            raise _Failure("ERR_TOOL_TIMEOUT", f"tool did not finish within {tool.timeout:g}s") from None
-        raise _Failure("ERR_TOOL_FAILED", describe(exc)) from None
+            raise ToolFailure("ERR_TOOL_TIMEOUT", f"tool did not finish within {tool.timeout:g}s") from None
+        raise ToolFailure("ERR_TOOL_FAILED", describe(exc)) from None
     except NestedModelCallError:
         raise  # a red-line breach is the developer's bug: fail loudly
     except Exception as exc:
-        raise _Failure("ERR_TOOL_FAILED", describe(exc)) from None
+        raise ToolFailure("ERR_TOOL_FAILED", describe(exc)) from None
 
 
 def describe(exc: BaseException) -> str:
@@ -235,7 +242,7 @@ def check_output(tool: Tool, value: Any) -> Any:
         try:
             payload = to_jsonable_python(value)
         except Exception as exc:
-            raise _Failure(
+            raise ToolFailure(
                 "ERR_TOOL_SCHEMA_MISMATCH", f"result is not JSON-serializable: {_text_of(exc)}"
             ) from None
         if tool.keep_fields is not None and isinstance(payload, dict):
@@ -243,7 +250,7 @@ def check_output(tool: Tool, value: Any) -> Any:
         try:
             tool.check_result(payload)
         except ContractViolation as exc:
-            raise _Failure("ERR_TOOL_SCHEMA_MISMATCH", str(exc), problems=exc.problems) from None
+            raise ToolFailure("ERR_TOOL_SCHEMA_MISMATCH", str(exc), problems=exc.problems) from None
         return payload
     if isinstance(value, tool.output):
         return value.model_dump(mode="json")
@@ -254,7 +261,7 @@ def check_output(tool: Tool, value: Any) -> Any:
     try:
         return tool.output.model_validate(value).model_dump(mode="json")
     except ValidationError as exc:
-        raise _Failure(
+        raise ToolFailure(
             "ERR_TOOL_SCHEMA_MISMATCH",
             f"tool returned data that does not match {tool.output.__name__}",
             problems=pydantic_problems(exc),
@@ -279,10 +286,11 @@ async def _reroute(call: ToolCall, ctx: ExecContext, start: float) -> ToolResult
         f"I can use: {', '.join(sorted(ctx.tools)) or 'no tools'}."
     )
     try:
-        args = parse_arguments(ctx.fallback, json.dumps({"question": question}))
-        await _check_approval(ctx.fallback, call, ctx)
-        details["clarification"] = check_output(ctx.fallback, await invoke(ctx.fallback, args))
-    except _Failure as f:
+        asked = json.dumps({"question": question})
+        args = parse_arguments(ctx.fallback, asked)
+        value = await _run(ctx.fallback, ToolCall(call.id, ctx.fallback.name, asked), args, ctx)
+        details["clarification"] = check_output(ctx.fallback, value)
+    except ToolFailure as f:
         details["fallback_error"] = f"{f.code}: {f.message}"
     body = envelope("ERR_TOOL_UNKNOWN", note, name, ctx.trace_id, **details)
     content = seal(body, ctx.max_chars, ctx.redact, ctx.trace_id, is_error=True)

@@ -15,7 +15,14 @@ from contextvars import ContextVar
 from datetime import datetime
 from typing import Any, Final
 
-__all__ = ["TraceIdFilter", "current_trace_id", "new_trace_id", "run_logger"]
+__all__ = [
+    "TraceIdFilter",
+    "current_trace_id",
+    "log_step_end",
+    "log_step_start",
+    "new_trace_id",
+    "run_logger",
+]
 
 logger = logging.getLogger("minloop")
 logger.addHandler(logging.NullHandler())  # a library does not decide where records go
@@ -45,3 +52,21 @@ class TraceIdFilter(logging.Filter):
         if not hasattr(record, "trace_id"):
             record.trace_id = current_trace_id.get() or "-"
         return True
+
+
+def log_step_start(log: logging.LoggerAdapter, step: int, request: Any, scrub: Any) -> None:  # type: ignore[type-arg]
+    """The step's first log line, and its input (truncated) at debug level."""
+    messages = request.messages
+    log.info("step %d start: %d messages, tool_choice=%s", step, len(messages), request.tool_choice)
+    if log.isEnabledFor(logging.DEBUG):
+        text = messages[-1].get("content")
+        log.debug("step %d input: %.300s", step, scrub(text) if scrub is not None else text)
+
+
+def log_step_end(log: logging.LoggerAdapter, step: Any) -> None:  # type: ignore[type-arg]
+    """The step's last log line: its decision, the tools called and their errors."""
+    if log.isEnabledFor(logging.INFO):
+        errors = f" {[c.name for c in step.tool_calls]} errors={step.errors}" if step.results else ""
+        log.info(
+            "step %d end: %s%s, %.1fms model", step.index, step.decision, errors, step.model_latency * 1000
+        )

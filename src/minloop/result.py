@@ -7,7 +7,6 @@ from typing import Any, Literal, TypeAlias
 
 from pydantic_core import to_jsonable_python
 
-from .context import ContextReport
 from .decision import DecisionKind
 from .execute import ToolResult
 from .messages import Message, ToolCall
@@ -52,7 +51,7 @@ class Step:
     tool_choice: ToolChoice = "auto"
     control: str | None = None
     valid: bool = True
-    context: ContextReport | None = None
+    context: Any = None  # what a layer that fits the context reported (a ContextReport)
 
     @property
     def errors(self) -> list[str]:

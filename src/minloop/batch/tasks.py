@@ -15,8 +15,8 @@ from pydantic_core import to_jsonable_python
 
 from ..exceptions import MinloopError
 from ..factory import build_model, build_tools
-from ..loop import Loop
 from ..result import RunResult
+from ..standard import Loop
 from ..tools import Tool
 
 __all__ = [

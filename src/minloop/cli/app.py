@@ -15,13 +15,13 @@ from typing import Annotated, Any
 
 import typer
 
-from ..budget import Budget
-from ..context import ContextPolicy, Policy
 from ..exceptions import MinloopError
 from ..factory import build_model, build_tools
-from ..loop import Loop
+from ..layers.budget import Budget
+from ..layers.context import ContextPolicy, Policy
 from ..messages import ToolCall
 from ..result import RunResult
+from ..standard import Loop
 from ..trace.sqlite import SQLiteSink
 from .batch import batch_command
 from .doctor import doctor_command

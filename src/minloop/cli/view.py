@@ -10,8 +10,8 @@ from rich.panel import Panel
 from rich.text import Text
 
 from ..decision import CONTROL_TEXT, DECAY_TEXT
+from ..layers.streaming import StepEnd, StreamEvent, TextDelta
 from ..result import RunResult, Step
-from ..streaming import StepEnd, StreamEvent, TextDelta
 from ..tools import Tool
 
 __all__ = ["LiveView", "err", "out", "show_result", "show_step"]

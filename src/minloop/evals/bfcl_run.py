@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..exceptions import MinloopError, ModelError
-from ..loop import Loop
 from ..messages import ToolCall, tool_calls_of
 from ..models.base import Model, ModelRequest
+from ..standard import Loop
 from .bfcl import Item, decode, load_checker, load_items, names_of, placeholder_tool, score
 
 __all__ = ["Arm", "CategoryScore", "evaluate", "predict_loop", "predict_raw"]

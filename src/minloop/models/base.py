@@ -9,20 +9,32 @@ A model that can hold its final answer to a JSON schema (structured output) says
 ``ModelRequest.output_schema``, and otherwise puts the schema in the prompt. The loop also
 passes the answer check it will apply (``ModelRequest.answer_check``), so a model may stop
 generating an answer the check is bound to replace.
+
+A model that streams yields the pieces of its reply as they are written (``TextDelta``,
+``ToolCallStarted``, ``ArgumentsDelta``), then the whole ``ModelResponse``.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, runtime_checkable
+from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 from ..messages import Message
 
-if TYPE_CHECKING:
-    from ..streaming import ModelDelta
-
-__all__ = ["Model", "ModelRequest", "ModelResponse", "StreamingModel", "ToolChoice", "Usage"]
+__all__ = [
+    "ArgumentsDelta",
+    "Model",
+    "ModelDelta",
+    "ModelRequest",
+    "ModelResponse",
+    "StreamingModel",
+    "TextDelta",
+    "ToolCallStarted",
+    "ToolChoice",
+    "Usage",
+    "deltas_of",
+]
 
 ToolChoice: TypeAlias = Literal["auto", "none", "required"] | dict[str, Any]
 
@@ -88,3 +100,59 @@ class StreamingModel(Model, Protocol):
     as ``call`` does; a stream that breaks off is an error, never a shorter reply."""
 
     def stream(self, request: ModelRequest) -> AsyncIterator[ModelDelta | ModelResponse]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    """A piece of the assistant's text, as it is written."""
+
+    text: str
+    step: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallStarted:
+    """The model began a tool call: ``index`` is its place in the reply's ``tool_calls``."""
+
+    index: int
+    id: str | None
+    name: str
+    step: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ArgumentsDelta:
+    """A piece of the JSON arguments of the call at ``index``."""
+
+    index: int
+    text: str
+    step: int = 0
+
+
+ModelDelta: TypeAlias = TextDelta | ToolCallStarted | ArgumentsDelta
+
+
+def deltas_of(
+    message: Message, size: int | None = None, *, text: bool = True, skip: frozenset[int] = frozenset()
+) -> Iterator[ModelDelta]:
+    """The deltas a stream of ``message`` carries, in pieces of ``size`` characters (whole if None).
+
+    ``text=False`` leaves the text out, ``skip`` the calls (by index) already announced.
+    """
+    content = message.get("content")
+    if text and isinstance(content, str) and content:
+        yield from (TextDelta(piece) for piece in _pieces(content, size))
+    for index, raw in enumerate(message.get("tool_calls") or ()):
+        if index in skip or not isinstance(raw, dict):
+            continue
+        fn = raw.get("function")
+        fn = fn if isinstance(fn, dict) else {}
+        yield ToolCallStarted(index, raw.get("id"), str(fn.get("name") or ""))
+        arguments = fn.get("arguments")
+        if isinstance(arguments, str) and arguments:
+            yield from (ArgumentsDelta(index, piece) for piece in _pieces(arguments, size))
+
+
+def _pieces(text: str, size: int | None) -> Iterator[str]:
+    step = size if size and size > 0 else max(len(text), 1)
+    return (text[i : i + step] for i in range(0, len(text), step))

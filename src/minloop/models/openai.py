@@ -29,7 +29,7 @@ from ..messages import Message
 from .base import ModelRequest, ModelResponse, Usage
 
 if TYPE_CHECKING:
-    from ..streaming import ModelDelta
+    from .base import ModelDelta
 
 # Streaming (``.sse``, ``..streaming``) is imported on the first ``stream`` call: most runs never stream.
 
@@ -201,7 +201,7 @@ def request_body(model: str, request: ModelRequest, extra: dict[str, Any]) -> di
         body["tools"] = list(request.tools)
         body["tool_choice"] = request.tool_choice
     if request.output_schema is not None:
-        from ..output import response_format
+        from ..layers.output import response_format
 
         body["response_format"] = response_format(request.output_schema)
     return body

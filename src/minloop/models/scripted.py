@@ -23,7 +23,7 @@ from ..messages import Message
 from .base import ModelRequest, ModelResponse
 
 if TYPE_CHECKING:
-    from ..streaming import ModelDelta
+    from .base import ModelDelta
 
 __all__ = ["FunctionModel", "ScriptedModel", "call", "reply"]
 
@@ -122,7 +122,7 @@ async def _chunked(
     call: Callable[[ModelRequest], Awaitable[ModelResponse]], request: ModelRequest, size: int
 ) -> AsyncIterator[ModelDelta | ModelResponse]:
     """The reply in pieces of ``size`` characters, each after a turn of the event loop."""
-    from ..streaming import deltas_of  # the streaming module imports this package's base
+    from .base import deltas_of
 
     response = await call(request)
     for delta in deltas_of(response.message, size):

@@ -20,8 +20,7 @@ from typing import Any
 import httpx
 
 from ..exceptions import ModelError
-from ..streaming import ArgumentsDelta, ModelDelta, TextDelta, ToolCallStarted
-from .base import ModelResponse, Usage
+from .base import ArgumentsDelta, ModelDelta, ModelResponse, TextDelta, ToolCallStarted, Usage
 
 __all__ = ["ChatStream", "stream_body", "stream_failure"]
 

@@ -9,7 +9,7 @@
   arguments, blank replies or call tools forever; and the fault matrix the loop must survive.
 """
 
-from ..events import RecordingSink
+from ..layers.tracing import RecordingSink
 from ..models.scripted import FunctionModel, ScriptedModel, call, reply
 from .faults import (
     blank_model,

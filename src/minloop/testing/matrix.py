@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..exceptions import TranscriptError
-from ..loop import Loop
 from ..messages import Message, check_transcript
 from ..models.scripted import ScriptedModel, call, reply
 from ..result import RunResult, Status
+from ..standard import Loop
 from ..tools import Tool, tool
 from .faults import (
     blank_model,

@@ -7,7 +7,7 @@ import time
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from ..streaming import ArgumentsDelta, TextDelta, ToolCallStarted, deltas_of
+from ..models.base import ArgumentsDelta, TextDelta, ToolCallStarted, deltas_of
 
 __all__ = ["chunk", "event", "sse_chunks", "write_events"]
 

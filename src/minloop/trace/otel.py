@@ -24,8 +24,8 @@ import json
 import threading
 from typing import Any
 
-from ..events import Event
 from ..exceptions import MissingDependencyError
+from ..layers.tracing import Event
 
 __all__ = ["OTelSink"]
 

@@ -22,13 +22,13 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..decision import Controls
-from ..events import RecordingSink
 from ..exceptions import MinloopError, ModelError
 from ..execute import ToolResult
-from ..loop import Loop
+from ..layers.tracing import RecordingSink
 from ..messages import ToolCall
 from ..models.base import ModelRequest, ModelResponse, Usage
 from ..result import RunResult
+from ..standard import Loop
 from ..state import RunState
 from ..tools import Tool, tool
 from .sqlite import Trace, TraceStep

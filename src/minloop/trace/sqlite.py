@@ -26,8 +26,8 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, Self
 
-from ..events import Event
 from ..exceptions import MinloopError
+from ..layers.tracing import Event
 from ..messages import Message
 
 __all__ = ["RunSummary", "SQLiteSink", "Trace", "TraceCall", "TraceStep", "TraceStore", "default_path"]

@@ -25,8 +25,7 @@ from ...exceptions import ModelError
 from ...guard import ensure_not_in_tool
 from ...language import user_language
 from ...messages import Message
-from ...streaming import TextDelta
-from ..base import ModelRequest, ModelResponse
+from ..base import ModelRequest, ModelResponse, TextDelta
 from .decoding import (
     answer_schema,
     decision_schema,

@@ -18,8 +18,7 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ...streaming import TextDelta
-    from ..base import ModelRequest, ModelResponse
+    from ..base import ModelRequest, ModelResponse, TextDelta
 
 __all__ = ["TEXT_SINK", "AnswerText", "Repetition", "sentences", "streamed_call", "streamed_completion"]
 
@@ -185,7 +184,7 @@ async def streamed_call(
 ) -> AsyncIterator[TextDelta | ModelResponse]:
     """``call(request)`` run with ``TEXT_SINK`` set, the answer's text yielded as it is
     generated, then the response."""
-    from ...streaming import TextDelta
+    from ..base import TextDelta
 
     loop = asyncio.get_running_loop()
     pieces: asyncio.Queue[str | None] = asyncio.Queue()

@@ -14,7 +14,7 @@ The schema sent is always an object: a type whose schema is not an object (``int
 ``list[str]``) is wrapped as ``{"result": ...}`` and unwrapped after validation. Checking is an
 answer check like any other (``minloop.decision``): a reply that does not validate stays in the
 transcript as ``unfinished``, counts as an invalid step, and the validation errors go back to
-the model with the next call.
+the model with the next call. ``TypedOutput`` is the layer that does all of this for a run.
 """
 
 from __future__ import annotations
@@ -22,15 +22,20 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError, create_model
 
-from .exceptions import MinloopError, MissingDependencyError
-from .messages import Message
+from ..decision import combine_checks
+from ..exceptions import MinloopError, MissingDependencyError
+from ..layer import CallModel, Layer
+from ..messages import Message
+from ..models.base import ModelRequest
+from ..result import RunResult, Step
+from ..state import Continue, Final, Outcome, Prompt, Reply, RunState, Stop
 
-__all__ = ["OutputError", "OutputSpec", "response_format"]
+__all__ = ["OutputError", "OutputSpec", "TypedOutput", "response_format"]
 
 INSTRUCTION = (
     "When you give the final answer, reply with only one JSON object, no other text, that matches "
@@ -109,6 +114,51 @@ class OutputSpec:
         except OutputError as exc:
             return INVALID.format(problems="; ".join(exc.problems))
         return None
+
+
+class TypedOutput(Layer):
+    """Holds a run's final answer to ``spec``: the model is told the shape (as the request's
+    output schema when it is ``structured``, else in the control message), an answer that does
+    not validate goes back to it, and the result carries the validated ``output_value``."""
+
+    def __init__(self, spec: OutputSpec, structured: bool = False) -> None:
+        self.spec = spec
+        self.structured = structured
+
+    async def before_model(self, run: RunState, prompt: Prompt) -> Prompt:
+        check = combine_checks(self.spec.check, prompt.answer_check)
+        notes = prompt.notes if self.structured else (*prompt.notes, self.spec.instruction)
+        return replace(prompt, notes=notes, answer_check=check)
+
+    async def wrap_model(self, run: RunState, request: ModelRequest, call: CallModel) -> Reply:
+        if not self.structured:
+            return await call(request)
+        return await call(replace(request, output_schema=self.spec.schema))
+
+    async def after_step(self, run: RunState, step: Step, outcome: Outcome) -> Outcome:
+        if isinstance(outcome, Final):  # a check's replacement is not checked as output
+            text = outcome.message["content"]
+            if self.spec.check(text) is not None:
+                return Stop("output_invalid", f"the answer check ended the run with no valid output: {text}")
+        elif (
+            isinstance(outcome, Continue)
+            and step.decision == "unfinished"
+            and run.prompt
+            and run.prompt.decayed
+        ):
+            note = self.spec.check(step.message["content"])
+            if note is not None:
+                return Stop("output_invalid", f"the answer did not validate, even with tools off: {note}")
+        return outcome
+
+    def end(self, run: RunState, result: RunResult) -> RunResult:
+        text = (result.final_message or {}).get("content")
+        if not isinstance(text, str) or not (result.status == "success" or result.forced_by):
+            return result
+        try:
+            return replace(result, output_value=self.spec.parse(text))
+        except OutputError:  # a forced answer that does not validate: the text is still the final message
+            return result
 
 
 def _problem(error: Any) -> str:

@@ -2,10 +2,10 @@
 
 A model may offer ``stream(request)``, an async iterator of deltas (``TextDelta``,
 ``ToolCallStarted``, ``ArgumentsDelta``) ending with the whole ``ModelResponse``. While someone
-listens, the loop's model call consumes that stream and passes each delta on, numbered with its
+listens, the run's model calls consume that stream and pass each delta on, numbered with its
 step; a model without ``stream`` is called as usual and its reply passed on whole. Either way
 the loop builds the same ``ModelResponse``, so the step, the transcript and the trace are the
-same whether or not a run was streamed.
+same whether or not a run was streamed. ``Streaming`` is the layer that does this for one run.
 
 Events, in order within a step: text and call deltas while the model writes,
 ``ToolCallFinished`` for each complete call, ``ToolCallResult`` for each result, ``StepEnd``;
@@ -18,19 +18,29 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import Any, TypeAlias
 
-from .exceptions import MinloopError, ModelError
-from .models.base import ModelResponse
-
-if TYPE_CHECKING:
-    from .driver import LoopRun
-    from .execute import ToolResult
-    from .messages import Message, ToolCall
-    from .models.base import Model, ModelRequest
-    from .result import RunResult, Step
+from ..decision import CallTools, Decision
+from ..driver import LoopRun
+from ..exceptions import MinloopError, ModelError
+from ..execute import ToolResult
+from ..layer import Layer
+from ..loop import BaseLoop
+from ..messages import Message, ToolCall
+from ..models.base import (
+    ArgumentsDelta,
+    Model,
+    ModelDelta,
+    ModelRequest,
+    ModelResponse,
+    TextDelta,
+    ToolCallStarted,
+    deltas_of,
+)
+from ..result import RunResult, Step
+from ..state import Outcome, Reply, RunState
 
 __all__ = [
     "ArgumentsDelta",
@@ -40,6 +50,7 @@ __all__ = [
     "RunEnd",
     "StepEnd",
     "StreamEvent",
+    "Streaming",
     "TextDelta",
     "ToolCallFinished",
     "ToolCallResult",
@@ -47,33 +58,6 @@ __all__ = [
     "deltas_of",
     "stream_reply",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class TextDelta:
-    """A piece of the assistant's text, as it is written."""
-
-    text: str
-    step: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class ToolCallStarted:
-    """The model began a tool call: ``index`` is its place in the reply's ``tool_calls``."""
-
-    index: int
-    id: str | None
-    name: str
-    step: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class ArgumentsDelta:
-    """A piece of the JSON arguments of the call at ``index``."""
-
-    index: int
-    text: str
-    step: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,37 +92,10 @@ class RunEnd:
     step: int = 0
 
 
-ModelDelta: TypeAlias = TextDelta | ToolCallStarted | ArgumentsDelta
 StreamEvent: TypeAlias = (
     TextDelta | ToolCallStarted | ArgumentsDelta | ToolCallFinished | ToolCallResult | StepEnd | RunEnd
 )
 Listener: TypeAlias = Callable[[StreamEvent], Awaitable[None]]
-
-
-def deltas_of(
-    message: Message, size: int | None = None, *, text: bool = True, skip: frozenset[int] = frozenset()
-) -> Iterator[ModelDelta]:
-    """The deltas a stream of ``message`` carries, in pieces of ``size`` characters (whole if None).
-
-    ``text=False`` leaves the text out, ``skip`` the calls (by index) already announced.
-    """
-    content = message.get("content")
-    if text and isinstance(content, str) and content:
-        yield from (TextDelta(piece) for piece in _pieces(content, size))
-    for index, raw in enumerate(message.get("tool_calls") or ()):
-        if index in skip or not isinstance(raw, dict):
-            continue
-        fn = raw.get("function")
-        fn = fn if isinstance(fn, dict) else {}
-        yield ToolCallStarted(index, raw.get("id"), str(fn.get("name") or ""))
-        arguments = fn.get("arguments")
-        if isinstance(arguments, str) and arguments:
-            yield from (ArgumentsDelta(index, piece) for piece in _pieces(arguments, size))
-
-
-def _pieces(text: str, size: int | None) -> Iterator[str]:
-    step = size if size and size > 0 else max(len(text), 1)
-    return (text[i : i + step] for i in range(0, len(text), step))
 
 
 async def stream_reply(model: Model, request: ModelRequest, publish: Listener, step: int) -> ModelResponse:
@@ -190,6 +147,43 @@ async def _consume(
     return response, frozenset(announced), wrote
 
 
+class StreamedModel:
+    """A run's model while someone listens: each call is streamed to ``publish``."""
+
+    def __init__(self, model: Model, publish: Listener, run: RunState) -> None:
+        self.model = model
+        self.publish = publish
+        self.run = run
+        self.name = model.name
+
+    async def call(self, request: ModelRequest) -> ModelResponse:
+        return await stream_reply(self.model, request, self.publish, self.run.index)
+
+    def __getattr__(self, name: str) -> Any:  # count_tokens, context_window, ... of the model
+        return getattr(self.model, name)
+
+
+class Streaming(Layer):
+    """Publishes one run's events to ``publish`` as they happen (made per run by ``LoopStream``)."""
+
+    def __init__(self, publish: Listener) -> None:
+        self.publish = publish
+
+    def start(self, run: RunState) -> None:
+        run.model = StreamedModel(run.model, self.publish, run)  # type: ignore[assignment]
+
+    async def after_model(self, run: RunState, reply: Reply, decision: Decision) -> Decision:
+        if isinstance(decision, CallTools):
+            for c in decision.calls:
+                await self.publish(ToolCallFinished(c, run.index))
+        return decision
+
+    async def after_step(self, run: RunState, step: Step, outcome: Outcome) -> Outcome:
+        for r in step.results:
+            await self.publish(ToolCallResult(r, step.index))
+        return outcome
+
+
 BUFFER = 64  # events a run may get ahead of its reader
 
 
@@ -234,11 +228,10 @@ class LoopStream:
     underlying ``LoopRun`` (its ``messages`` are the live transcript).
     """
 
-    def __init__(self, run: LoopRun) -> None:
-        self.run = run
+    def __init__(self, loop: BaseLoop, prompt: str | Sequence[Message]) -> None:
         self._queue = _Channel(BUFFER)
         self._task: asyncio.Task[None] | None = None
-        run.state.listener = self._queue.put
+        self.run: LoopRun = loop.iter(prompt, layers=[Streaming(self._queue.put)])
 
     @property
     def trace_id(self) -> str:

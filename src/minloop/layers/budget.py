@@ -3,31 +3,36 @@
 ``Loop(..., budget=Budget(total_tokens=20_000, model_calls=8, cost=0.05, prices={...}))``. Before
 each model call the loop asks ``Budget.check`` whether the call may go out, counting what it will
 at least spend: its prompt, counted exactly by the embedded model (``count_tokens``) and
-estimated for remote models (``minloop.context.estimate_tokens``, calibrated on each reply's
-reported usage). A reply that overshoots a budget is caught the same way before the next call.
+estimated for remote models (``minloop.layers.tokens``, calibrated on each reply's reported
+usage). A reply that overshoots a budget is caught the same way before the next call.
 Tool calls are counted as they are made: a call past ``tool_calls`` is not run (the model reads
 ``ERR_TOOL_BUDGET``). A spent budget ends the run with status ``budget_exceeded``; ``RunResult
 .error`` names the budget and by how much it would be exceeded. A reply that already holds the
 final answer is never thrown away: a run that gets its answer ends ``success`` whatever it cost.
 
-Cost comes from ``prices``, per model name, in any currency per million tokens.
+Cost comes from ``prices``, per model name, in any currency per million tokens. ``Budgeting`` is
+the layer that holds a run to its ``Budget``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Literal, TypeAlias
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal, TypeAlias
 
-from .envelope import ErrorCode, envelope, to_json
-from .exceptions import MinloopError
-from .execute import ToolResult
-from .messages import ToolCall
-from .models.base import Usage
-from .result import Step
-from .state import Limit
+from ..decision import CallTools, Decision
+from ..envelope import ErrorCode
+from ..exceptions import MinloopError
+from ..execute import ToolFailure
+from ..layer import CallModel, Execute, Layer
+from ..messages import ToolCall
+from ..models.base import ModelRequest, Usage
+from ..result import RunResult, Step
+from ..state import Limit, Prompt, Reply, RunState
+from ..tools import Tool
+from .tokens import tokens_of
 
-__all__ = ["Budget", "BudgetName", "Price", "Spent", "refuse"]
+__all__ = ["Budget", "BudgetName", "Budgeting", "Price", "Spent"]
 
 BudgetName: TypeAlias = Literal[
     "prompt_tokens", "completion_tokens", "total_tokens", "model_calls", "tool_calls", "cost"
@@ -111,15 +116,6 @@ class Budget:
         """Whether checking needs the next call's prompt tokens."""
         return any(v is not None for v in (self.prompt_tokens, self.total_tokens, self.cost))
 
-    def admit(
-        self, calls: Sequence[ToolCall], spent: Spent, trace_id: str
-    ) -> tuple[Sequence[ToolCall], list[ToolResult]]:
-        """The calls the tool-call budget lets run, and the results of those it does not."""
-        if self.tool_calls is None or spent.tool_calls + len(calls) <= self.tool_calls:
-            return calls, []
-        left = max(self.tool_calls - spent.tool_calls, 0)
-        return calls[:left], [refuse(c, self.tool_calls, trace_id) for c in calls[left:]]
-
     def check(self, spent: Spent, next_prompt: int = 0, price: Price | None = None) -> Limit | None:
         """The first budget that the next call, sending about ``next_prompt`` tokens, would exceed."""
         if self.model_calls is not None and spent.model_calls >= self.model_calls:
@@ -162,7 +158,60 @@ def _overrun_text(name: str, limit: float, used: float, coming: float) -> str:
     )
 
 
-def refuse(call: ToolCall, limit: int, trace_id: str) -> ToolResult:
-    """The result of a call not run because the run's tool-call budget is spent."""
-    text = f"not run: this run may make at most {limit} tool calls, and they are spent"
-    return ToolResult(call.id, call.name, to_json(envelope(REFUSED, text, call.name, trace_id)), REFUSED)
+class Budgeting(Layer):
+    """Holds each run to ``budget``: a call that would pass it is not made (the run ends
+    ``budget_exceeded``, or the answer at the limit is asked for), a tool call past
+    ``tool_calls`` is not run, and the result carries the cost when the model is priced."""
+
+    def __init__(self, budget: Budget, price: Price | None = None) -> None:
+        self.budget = budget
+        self.price = price
+
+    async def before_model(self, run: RunState, prompt: Prompt) -> Prompt:
+        if prompt.limit is not None:
+            return prompt
+        tokens = 0
+        if self.budget.counts_prompts:
+            tokens = tokens_of(run, prompt.tools).count(prompt.request().messages)
+        limit = self.budget.check(Spent.of(run.steps, self.price), tokens, self.price)
+        return prompt if limit is None else replace(prompt, limit=limit)
+
+    async def wrap_model(self, run: RunState, request: ModelRequest, call: CallModel) -> Reply:
+        reply = await call(request)
+        if self.budget.counts_prompts:
+            tokens_of(run, request.tools).calibrate(request.messages, reply.response.usage.prompt_tokens)
+        return reply
+
+    async def after_model(self, run: RunState, reply: Reply, decision: Decision) -> Decision:
+        if isinstance(decision, CallTools) and self.budget.tool_calls is not None:
+            run.local(self, _Calls).of_step(run, decision.calls)
+        return decision
+
+    async def wrap_tool(self, run: RunState, call: ToolCall, tool: Tool, execute: Execute) -> Any:
+        limit = self.budget.tool_calls
+        if limit is not None and not run.local(self, _Calls).admits(call, limit):
+            text = f"not run: this run may make at most {limit} tool calls, and they are spent"
+            raise ToolFailure(REFUSED, text)
+        return await execute()
+
+    def end(self, run: RunState, result: RunResult) -> RunResult:
+        if self.price is None:
+            return result
+        return replace(result, cost=Spent.of(result.steps, self.price).cost)
+
+
+class _Calls:
+    """The step's calls in order, and how many tool calls the run had made before them."""
+
+    def __init__(self) -> None:
+        self.before = 0
+        self.ids: list[str] = []
+
+    def of_step(self, run: RunState, calls: Iterable[ToolCall]) -> None:
+        self.before = Spent.of(run.steps).tool_calls
+        self.ids = [c.id for c in calls]
+
+    def admits(self, call: ToolCall, limit: int) -> bool:
+        """Calls run in order until the budget is spent (a call's place in its step counts)."""
+        place = self.ids.index(call.id) if call.id in self.ids else len(self.ids)
+        return self.before + place < limit

@@ -1,0 +1,120 @@
+"""``Loop``: the four steps with the built-in layers, installed from keywords.
+
+``Loop(model, tools, budget=..., output=..., context=..., answer_at_limit=..., approve=...,
+sinks=..., layers=[...])`` is ``BaseLoop`` (``minloop.loop``) with these layers, outermost
+first: tracing (``sinks``), the context policy (``context``), the model's own answer check,
+typed output (``output``), the budget (``budget``), the answer at the limit
+(``answer_at_limit``), approval (for tools that need it), then the caller's ``layers`` in
+their order. A keyword left at its default installs nothing and costs nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .exceptions import MinloopError
+from .layer import Layer
+from .layers.approval import Approval, Approver
+from .layers.checks import AnswerChecking
+from .layers.context import NO_WINDOW, ContextFitting, ContextPolicy, Policy
+from .layers.limit import AnswerAtLimit
+from .layers.tracing import TraceSink, Tracing
+from .loop import BaseLoop
+from .messages import Message
+from .models.base import Model
+from .result import RunResult
+from .tools import Tool
+
+if TYPE_CHECKING:  # budgets, typed output and streaming load when a loop first uses them
+    from .layers.budget import Budget
+    from .layers.streaming import LoopStream
+
+__all__ = ["Loop", "run", "run_sync", "standard_layers"]
+
+
+@dataclass(frozen=True)
+class Loop(BaseLoop):
+    """A configured loop: ``await loop.run(prompt)``, ``loop.run_sync(prompt)``,
+    ``loop.iter(prompt)`` or ``loop.stream(prompt)``.
+
+    ``tool_choice`` is sent on the first call; a forced choice (``"required"`` or one tool's
+    name) applies until the first tool step, then the loop goes back to ``"auto"`` so it can
+    end. ``time_budget`` (seconds) bounds a whole run's wall time. ``approve`` decides on calls
+    to tools marked ``needs_approval``. ``context`` (a ``ContextPolicy``) decides what of the
+    transcript is sent under the model's window. ``sinks`` receive trace events after
+    ``redact`` (which also scrubs secrets from tool results and log lines).
+
+    ``output`` (a Pydantic model, a type, a JSON schema) types the answer
+    (``minloop.layers.output``); ``budget`` caps tokens, calls and cost
+    (``minloop.layers.budget``); ``answer_at_limit`` asks, tools off, for an answer at
+    ``max_steps`` or the budget instead of stopping without one. The answer check is
+    ``controls.answer_check``, else the model's own ``answer_check`` if it has one (the embedded
+    model's evidence check), combined with the typed output's. ``layers`` are the caller's own
+    (``minloop.layer``), inside the built-in ones.
+    """
+
+    approve: Approver | None = None
+    context: Policy | None = None
+    sinks: Sequence[TraceSink] = ()
+    output: Any = None
+    budget: Budget | None = None
+    answer_at_limit: bool = False
+
+    def installed(self) -> list[Layer]:
+        return [*standard_layers(self), *self.layers]
+
+    def stream(self, prompt: str | Sequence[Message]) -> LoopStream:
+        """Start a run to watch as it happens: ``async with loop.stream(...) as events:
+        async for event in events: ...`` (see ``minloop.layers.streaming``)."""
+        from .layers.streaming import LoopStream
+
+        return LoopStream(self, prompt)
+
+
+def standard_layers(loop: Loop) -> list[Layer]:
+    """The built-in layers ``loop``'s keywords ask for, outermost first."""
+    layers: list[Layer] = []
+    if loop.sinks:
+        layers.append(Tracing(loop.sinks, loop.redact, loop.max_steps))
+    if loop.context is not None:
+        window = loop.context.window or getattr(loop.model, "context_window", None)
+        if isinstance(loop.context, ContextPolicy) and not window:
+            raise MinloopError(NO_WINDOW)
+        layers.append(ContextFitting(loop.context, window))
+    own = getattr(loop.model, "answer_check", None)
+    if loop.controls.answer_check is None and own is not None:
+        layers.append(AnswerChecking(own))
+    if loop.output is not None:
+        from .layers.output import OutputSpec, TypedOutput
+
+        structured = bool(getattr(loop.model, "structured_output", False))
+        layers.append(TypedOutput(OutputSpec.of(loop.output), structured))
+    if loop.budget is not None:
+        from .layers.budget import Budget, Budgeting
+
+        if not isinstance(loop.budget, Budget):
+            raise MinloopError(
+                f"budget= takes a Budget, got {type(loop.budget).__name__}: write "
+                "budget=Budget(total_tokens=1000), for example"
+            )
+        layers.append(Budgeting(loop.budget, loop.budget.price_for(loop.model.name)))
+    if loop.answer_at_limit:
+        layers.append(AnswerAtLimit())
+    tools = [*loop.registry.values(), loop.controls.fallback]
+    if any(t.needs_approval for t in tools):
+        layers.append(Approval(loop.approve))
+    return layers
+
+
+async def run(prompt: str | Sequence[Message], *, model: Model, tools: Sequence[Tool | Callable[..., Any]] = (),
+              max_steps: int = 10, **options: Any) -> RunResult:  # fmt: skip
+    """``await minloop.run(prompt, model=..., tools=[...])``: one run with a throwaway ``Loop``."""
+    return await Loop(model, tools, max_steps, **options).run(prompt)
+
+
+def run_sync(prompt: str | Sequence[Message], *, model: Model, tools: Sequence[Tool | Callable[..., Any]] = (),
+             max_steps: int = 10, **options: Any) -> RunResult:  # fmt: skip
+    """Blocking ``run``."""
+    return Loop(model, tools, max_steps, **options).run_sync(prompt)
