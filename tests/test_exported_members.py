@@ -18,6 +18,9 @@ def test_all_is_sorted_and_complete() -> None:
             "Status",
             "Decision",
             "StreamEvent",
+            "CallModel",
+            "Execute",
+            "Outcome",
         }
 
 

@@ -21,7 +21,16 @@ ROOMS = (
     "models.local", "models.openai", "models.sse", "models.scripted", "language",
 )  # fmt: skip
 STEPS = ("loop", "driver", "state")  # the four steps themselves
-FEATURE_WORDS = (r"(?<!time[ _])budget", "output_schema", "typed", "stream", "delta", "sink", "tracer", "trace event")
+FEATURE_WORDS = (
+    r"(?<!time[ _])budget",
+    "output_schema",
+    "typed",
+    "stream",
+    "delta",
+    "sink",
+    "tracer",
+    "trace event",
+)
 MAX_STEPS_LINES = 450
 
 

@@ -18,7 +18,7 @@ from .exceptions import (
     TranscriptError,
 )
 from .execute import ErrorCode, ToolFailure, ToolResult
-from .layer import Layer, StopRun
+from .layer import CallModel, Execute, Layer, StopRun
 from .layers.context import ContextPolicy, WindowPolicy
 from .layers.tracing import RecordingSink
 from .log import TraceIdFilter, new_trace_id
@@ -36,7 +36,7 @@ from .models.base import (
 )
 from .result import RunResult, Status, Step
 from .standard import Loop, run, run_sync
-from .state import Continue, Final, Limit, Prompt, Reply, RunState, Stop
+from .state import Continue, Final, Limit, Outcome, Prompt, Reply, RunState, Stop
 from .tools import Tool, tool, tool_from_schema
 
 if typing.TYPE_CHECKING:
@@ -52,6 +52,7 @@ __all__ = [
     "BaseLoop",
     "Blank",
     "Budget",
+    "CallModel",
     "CallTools",
     "ContextOverflowError",
     "ContextPolicy",
@@ -59,6 +60,7 @@ __all__ = [
     "Controls",
     "Decision",
     "ErrorCode",
+    "Execute",
     "Final",
     "Layer",
     "Limit",
@@ -75,6 +77,7 @@ __all__ = [
     "ModelRequest",
     "ModelResponse",
     "NestedModelCallError",
+    "Outcome",
     "Price",
     "Prompt",
     "RecordingSink",
