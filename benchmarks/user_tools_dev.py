@@ -133,7 +133,9 @@ class Recording:
 def candidates() -> dict[str, Callable[[], Model]]:
     """The policies compared, by name (each built once, on first use)."""
     return {
+        "0.5b-before": lambda: LocalModel(guide=False),
         "0.5b": lambda: LocalModel(),
+        "1.5b-before": lambda: LocalModel("qwen2.5-coder-1.5b", guide=False),
         "1.5b": lambda: LocalModel("qwen2.5-coder-1.5b"),
     }
 
@@ -246,7 +248,9 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("user_tools.jsonl"))
     parser.add_argument("--start", type=int, default=0)
     parser.add_argument("--stop", type=int, default=len(ITEMS))
-    parser.add_argument("--arms", nargs="+", choices=sorted(candidates()), default=list(candidates()))
+    parser.add_argument(
+        "--arms", nargs="+", choices=sorted(candidates()), default=["0.5b-before", "0.5b", "1.5b"]
+    )
     parser.add_argument("--report", type=Path)
     args = parser.parse_args()
     if args.report:
