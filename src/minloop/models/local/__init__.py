@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import os
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -25,6 +25,7 @@ from ...language import user_language
 from ...messages import Message
 from ...streaming import TextDelta
 from ..base import ModelRequest, ModelResponse
+from . import policy
 from .decoding import (
     ANSWER,
     answer_schema,
@@ -39,7 +40,6 @@ from .gguf import check_gguf
 from .grammar import COMPACT_AFTER, Unguided
 from .grounding import ground_calls
 from .loaded import Loaded
-from .policy import answer_in, asked_again, called, follow_up, repeats, results_note, since_user
 from .prefix_cache import PrefixCache
 from .runtime import apply_template, complete, english_of, relevance_of, tokenize
 from .select import SELECT_ABOVE, SELECT_TOKENS, narrowed, narrowing
@@ -143,7 +143,9 @@ class LocalModel(Loaded):
         self.honest = honest
         self.guide = guide
         # its second try has tools off, so an answer that used no tool result is declined at once
-        self.answer_check: EvidenceCheck | None = EvidenceCheck(resend_unused=False) if faithful else None
+        self._menus: dict[str, list[dict[str, Any]]] = {}  # the tools offered, by the first user message
+        check = EvidenceCheck(resend_unused=False, menu=self._menu_of)
+        self.answer_check: EvidenceCheck | None = check if faithful else None
         self._english: dict[str, str] = {}  # requests translated for tool selection
 
     def plain(self) -> LocalModel:
@@ -167,20 +169,22 @@ class LocalModel(Loaded):
 
     async def call(self, request: ModelRequest) -> ModelResponse:
         ensure_not_in_tool(self.name)
-        language, text = user_language(request.messages), since_user(request.messages)[0]
-        follow = follow_up(request.messages, request.tools, language, self._english.get(text))
+        self._menus = {} if len(self._menus) >= 256 else self._menus
+        self._menus[policy.opening(request.messages)] = list(request.tools)
+        language, text = user_language(request.messages), policy.since_user(request.messages)[0]
+        follow = policy.follow_up(request.messages, request.tools, language, self._english.get(text))
         if self.guide and request.tool_choice == "auto" and follow is not None:
             if follow.arguments is not None:  # the call as it is: the other of two named things
-                return ModelResponse(message=called(follow, request.messages))
+                return ModelResponse(message=policy.called(follow, request.messages))
             forced = replace(
                 request,
                 messages=[*request.messages, {"role": "system", "content": follow.note}],
                 tool_choice={"type": "function", "function": {"name": follow.tool}},
             )
             response = await self._call(forced, followed=True, grounds_in=request.messages)
-            if not repeats(response.message, request.messages):
+            if not policy.repeats(response.message, request.messages):
                 return response
-        note = results_note(request.messages, user_language(request.messages)) if self.guide else None
+        note = policy.results_note(request.messages, user_language(request.messages)) if self.guide else None
         if note is not None and not is_note(request.messages[-1]):  # two results: the answer now
             messages = [*request.messages, {"role": "system", "content": note}]
             request = replace(request, messages=messages, tool_choice="none")
@@ -192,7 +196,7 @@ class LocalModel(Loaded):
         """One decision for ``request``; ``followed``: its forced call is the policy's, grounded too,
         in ``grounds_in`` (the conversation without the policy's note)."""
         server, lock = self._server()
-        if self._translates(request):
+        if self.guide and self.grounded and policy.first_chinese(request):
             await self._english_of(request.messages[-1]["content"])
         shown = await self._narrow(request)
         compact, request = len(shown.tools) < len(request.tools), shown  # see grammar
@@ -224,7 +228,7 @@ class LocalModel(Loaded):
         if not missing:
             return replace(response, message=message)
         read = watch.arguments if watch is not None and watch.missing else None
-        if self.guide and not followed and (copied := asked_again(request, message, missing, read)):
+        if self.guide and not followed and (copied := policy.asked_again(request, message, missing, read)):
             return await self._call(copied, True, request.messages)  # the tool's own example: once more
         # A call resting on invented values is not made: the model answers, told what is missing.
         note = {"role": "system", "content": ungrounded_note(missing, user_language(request.messages))}
@@ -309,6 +313,9 @@ class LocalModel(Loaded):
             return narrow  # narrowed, small, or cannot be ranked and fits the window whole
         return self.narrowed(request, await self._english_of(text))
 
+    def _menu_of(self, messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]] | None:
+        return self._menus.get(policy.opening(messages))
+
     async def _english_of(self, text: str) -> str:
         """The model's English translation of a user's ``text`` (once per text)."""
         if text not in self._english:
@@ -317,17 +324,10 @@ class LocalModel(Loaded):
             self._english[text] = await asyncio.to_thread(english_of, server, lock, text)
         return self._english[text]
 
-    def _translates(self, request: ModelRequest) -> bool:
-        """Whether a Chinese request is translated before the first decision with tools: grounding
-        then finds a call's English values in the translation too ("MSFT" for "微软")."""
-        last = request.messages[-1] if request.messages else {}
-        chinese = isinstance(last.get("content"), str) and user_language(request.messages) == "zh"
-        return self.guide and self.grounded and bool(request.tools) and last.get("role") == "user" and chinese
-
     def _evidence(self, messages: Sequence[Message]) -> list[Message]:
         """What a call's values are grounded in: the conversation, and the English translation
         of the user's last message when one was made."""
-        text = since_user(messages)[0]
+        text = policy.since_user(messages)[0]
         english = self._english.get(text) if self.guide else None
         return [*messages, {"role": "user", "content": english}] if english else list(messages)
 
@@ -362,7 +362,7 @@ class LocalModel(Loaded):
             "cache_prompt": True,
         }
         answer = answer_schema(request.output_schema)
-        answer = answer_in(answer, user_language(request.messages)) if self.guide else answer
+        answer = policy.answer_in(answer, user_language(request.messages)) if self.guide else answer
         if request.tools:
             body["tools"] = list(request.tools)
             if self.constrain:

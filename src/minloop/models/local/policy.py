@@ -36,7 +36,9 @@ __all__ = [
     "called",
     "copied_example",
     "currencies_in",
+    "first_chinese",
     "follow_up",
+    "opening",
     "repeats",
     "results_note",
     "since_user",
@@ -370,3 +372,16 @@ def called(follow: FollowUp, messages: Sequence[Mapping[str, Any]]) -> dict[str,
         "function": {"name": follow.tool, "arguments": arguments},
     }
     return {"role": "assistant", "content": None, "tool_calls": [call]}
+
+
+def first_chinese(request: ModelRequest) -> bool:
+    """Whether ``request`` is a Chinese request's first decision with tools: it is translated
+    first, so that grounding finds a call's English values in the translation too ("MSFT" for "微软")."""
+    last = request.messages[-1] if request.messages else {}
+    chinese = isinstance(last.get("content"), str) and user_language(request.messages) == "zh"
+    return bool(request.tools) and last.get("role") == "user" and chinese
+
+
+def opening(messages: Sequence[Mapping[str, Any]]) -> str:
+    """The first user message's text: what a conversation's offered tools are kept by."""
+    return next((str(m.get("content")) for m in messages if m.get("role") == "user"), "")
