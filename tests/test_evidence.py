@@ -245,9 +245,7 @@ def test_without_resending_an_answer_that_uses_no_tool_result_is_declined_at_onc
     check = EvidenceCheck(resend_unused=False)
     assert LocalModel().answer_check == check and LocalModel(faithful=False).answer_check is None
     rain = [{"role": "user", "content": "Will it rain in Shanghai tomorrow?"}, *ASKED[1:]]
-    decline = Replacement(
-        f"I can't answer that reliably from what the tools returned: {TOKYO_SAID['en']}."
-    )
+    decline = Replacement(f"I can't answer that reliably from what the tools returned: {TOKYO_SAID['en']}.")
     assert check("Yes, it will rain in Shanghai tomorrow.", rain) == decline
     assert check("It is 22 C in Shanghai.", rain) == decline  # a fact no tool gave, and nothing a tool gave
     assert check("It is 22 C.", [{"role": "user", "content": "Weather?"}]) == Replacement(
@@ -377,8 +375,7 @@ def test_the_plain_statement_quotes_what_the_tools_returned_since_the_user_spoke
     said = plain_statement(asked, "zh")
     cut = "x" * (QUOTED_CHARS - 1) + "…"
     assert (
-        said
-        == f"我无法根据工具返回的结果可靠地回答这个问题：calculator 只给出了 1024，没有你问的内容；"
+        said == f"我无法根据工具返回的结果可靠地回答这个问题：calculator 只给出了 1024，没有你问的内容；"
         f"read_file 只给出了 {cut}，没有你问的内容。"
     )
     assert plain_statement(asked[:4], "en") == DECLINES["en"]  # no result since the user spoke
