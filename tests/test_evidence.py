@@ -25,7 +25,11 @@ TOKYO = {
     "weekday": "Tuesday",
     "utc_offset": "+0900",
 }
-TOKYO_SAID = 'current_time: {"timezone": "Asia/Tokyo", "datetime": "2026-12-01T15:04:05+09:00", "weekday": "Tuesday", "utc_offset": "+0900"}'  # what the plain statement quotes
+TOKYO_VALUES = "timezone Asia/Tokyo, datetime 2026-12-01T15:04:05+09:00, weekday Tuesday, utc offset +0900"
+TOKYO_SAID = {  # what the plain statement says the clock gave, in words
+    "en": f"current_time gave {TOKYO_VALUES}, not what you asked for",
+    "zh": f"current_time 只给出了 {TOKYO_VALUES}，没有你问的内容",
+}
 ASKED = [
     {"role": "user", "content": "现在东京几点了？"},
     {
@@ -88,7 +92,7 @@ def test_the_check_asks_once_in_the_users_language_then_declines() -> None:
     )
     retried = [*ASKED, {"role": "assistant", "content": "北京今天天气晴朗，温度约为22°C。"}]
     assert check("温度约为22°C。", retried) == Replacement(
-        f"我无法根据工具返回的结果可靠地回答这个问题。工具返回：{TOKYO_SAID}。"
+        f"我无法根据工具返回的结果可靠地回答这个问题：{TOKYO_SAID['zh']}。"
     )
     english = [{"role": "user", "content": "What's the weather in Paris?"}]
     assert check("It is sunny and 18 degrees.", english) == (
@@ -154,9 +158,9 @@ def test_a_second_unsupported_answer_ends_with_a_plain_decline() -> None:
         )
     assert [s.decision for s in result.steps] == ["tool_calls", "unfinished", "answer"]
     assert result.output == (
-        "I can't answer that reliably from what the tools returned. They returned: current_time: "
-        '{"timezone": "Asia/Shanghai", "datetime": "2026-11-30T09:15:00+08:00", "weekday": "Monday"}.'
-    )  # the clock's reading, quoted without its trace id: nothing the tool did not say
+        "I can't answer that reliably from what the tools returned: current_time gave timezone "
+        "Asia/Shanghai, datetime 2026-11-30T09:15:00+08:00, weekday Monday, not what you asked for."
+    )  # the clock's reading in words, without its trace id: nothing the tool did not say
     assert result.messages[-2:] == [
         {"role": "assistant", "content": "It is sunny and 22 C."},
         {"role": "assistant", "content": result.output},
@@ -241,9 +245,7 @@ def test_without_resending_an_answer_that_uses_no_tool_result_is_declined_at_onc
     check = EvidenceCheck(resend_unused=False)
     assert LocalModel().answer_check == check and LocalModel(faithful=False).answer_check is None
     rain = [{"role": "user", "content": "Will it rain in Shanghai tomorrow?"}, *ASKED[1:]]
-    decline = Replacement(
-        f"I can't answer that reliably from what the tools returned. They returned: {TOKYO_SAID}."
-    )
+    decline = Replacement(f"I can't answer that reliably from what the tools returned: {TOKYO_SAID['en']}.")
     assert check("Yes, it will rain in Shanghai tomorrow.", rain) == decline
     assert check("It is 22 C in Shanghai.", rain) == decline  # a fact no tool gave, and nothing a tool gave
     assert check("It is 22 C.", [{"role": "user", "content": "Weather?"}]) == Replacement(
@@ -373,7 +375,8 @@ def test_the_plain_statement_quotes_what_the_tools_returned_since_the_user_spoke
     said = plain_statement(asked, "zh")
     cut = "x" * (QUOTED_CHARS - 1) + "…"
     assert (
-        said == f"我无法根据工具返回的结果可靠地回答这个问题。工具返回：calculator: 1024；read_file: {cut}。"
+        said == f"我无法根据工具返回的结果可靠地回答这个问题：calculator 只给出了 1024，没有你问的内容；"
+        f"read_file 只给出了 {cut}，没有你问的内容。"
     )
     assert plain_statement(asked[:4], "en") == DECLINES["en"]  # no result since the user spoke
     assert declines(said) and declines(plain_statement(asked, "en"))

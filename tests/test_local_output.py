@@ -125,7 +125,9 @@ def test_a_typed_answer_no_tool_gave_ends_as_output_invalid_not_success(local: L
     asked = "What's the weather in Paris right now?"
     result = Loop(local, [clock], output=Weather).run_sync(asked)
     assert (result.status, result.output_value) == ("output_invalid", None)
-    decline = "I can't answer that reliably from what the tools returned. They returned: clock: 12:00."
+    decline = (
+        "I can't answer that reliably from what the tools returned: clock gave 12:00, not what you asked for."
+    )
     messages = masked(result.messages, result.trace_id)
     sent_back = messages[-2]["content"]  # the model writes the hour as 12 or 12.0 from run to run
     assert json.loads(sent_back) == {"city": "Paris", "temperature_c": 12}  # the hour, sent back

@@ -296,8 +296,11 @@ def test_a_chinese_request_on_a_large_english_menu_is_ranked_in_english(local: L
     short = [long(name, words, numbered=False) for name, words in extra[:3]]
     fits = ModelRequest(user("伦敦现在几点？"), [*specs[:5], *short])  # large, and fits the window whole
     assert menu_tokens(fits.tools) > 2500 and local.count_tokens(fits.messages, fits.tools) < 4096 - 384
+    unguided = LocalModel(guide=False)
+    asyncio.run(unguided.call(fits))
+    assert "伦敦现在几点？" not in unguided._english  # without the guide: shown whole, not translated
     asyncio.run(local.call(fits))
-    assert "伦敦现在几点？" not in local._english  # shown whole, not translated
+    assert "london" in local._english["伦敦现在几点？"].lower()  # guided: ranked by its English words
     assert response.message == {
         "role": "assistant",
         "content": None,

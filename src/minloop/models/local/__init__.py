@@ -14,10 +14,8 @@ from __future__ import annotations
 import asyncio
 import copy
 import os
-import threading
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import replace
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +24,9 @@ from ...guard import ensure_not_in_tool
 from ...language import user_language
 from ...messages import Message
 from ..base import ModelRequest, ModelResponse, TextDelta
+from . import policy
 from .decoding import (
+    ANSWER,
     answer_schema,
     decision_schema,
     renderable,
@@ -35,12 +35,12 @@ from .decoding import (
     with_instruction,
 )
 from .evidence import HONESTY, AnswerWatch, EvidenceCheck, is_note
-from .gguf import check_gguf, ensure_gguf
-from .grammar import COMPACT_AFTER, Compaction, Unguided
+from .gguf import check_gguf
+from .grammar import COMPACT_AFTER, Unguided
 from .grounding import ground_calls
-from .prefix_cache import PrefixCache, model_identity, prefix_dir
-from .render import Layout
-from .runtime import apply_template, complete, english_of, get, load, relevance_of, tokenize
+from .loaded import Loaded
+from .prefix_cache import PrefixCache
+from .runtime import apply_template, complete, english_of, relevance_of, tokenize
 from .select import SELECT_ABOVE, SELECT_TOKENS, narrowed, narrowing
 from .stream import Repetition, streamed_call
 from .watch import CallWatch
@@ -49,14 +49,9 @@ __all__ = ["LocalModel"]
 
 DEFAULT_MODEL = "qwen2.5-coder-0.5b"
 ABSTAIN_TOKENS = 64  # the short answer after a call on invented values or an unsupported answer (~2 s)
-_SERVERS: dict[tuple[str, int, int], tuple[Any, threading.Lock]] = {}
-_CACHES: dict[tuple[str, int, int], PrefixCache] = {}
-_LAYOUTS: dict[tuple[str, int, int], Layout | None] = {}
-_COMPACTIONS: dict[tuple[str, int, int], Compaction] = {}
-_LOAD_LOCK = threading.Lock()
 
 
-class LocalModel:
+class LocalModel(Loaded):
     """An embedded GGUF model implementing the ``Model`` protocol.
 
     ``grounded`` (default on) is its decision policy for tool calls, see
@@ -93,6 +88,13 @@ class LocalModel:
     format instruction, in the user's language: state only facts the user or a tool gave, and
     say what is missing when no tool provides it. Measured on ``benchmarks/faithful.py``, it made
     the 0.5B model answer Chinese requests without calling its tools, so it is off.
+
+    ``guide`` (on) steers decisions with a user's own tools (``minloop.models.local.policy``): a
+    Chinese request is translated once, so a large English menu is ranked by its English words
+    and a call's English values ("MSFT" for "微软") are grounded; a menu no word matches is shown
+    whole when it fits; a Chinese request is answered in Chinese; after one result, the call the
+    request still needs is made (the other of two named things, a currency, the calculator); and
+    a call that copies its tool's own example is asked for once more.
     """
 
     structured_output = True
@@ -118,6 +120,7 @@ class LocalModel:
         compact_json: int | None = COMPACT_AFTER,
         faithful: bool = True,
         honest: bool = False,
+        guide: bool = True,
     ) -> None:
         self.path = check_gguf(Path(path)) if path is not None else None
         self._weights: str | None = None  # the resolved weights file (see _key)
@@ -137,8 +140,11 @@ class LocalModel:
         self.compact_json = compact_json
         self.faithful = faithful
         self.honest = honest
+        self.guide = guide
         # its second try has tools off, so an answer that used no tool result is declined at once
-        self.answer_check: EvidenceCheck | None = EvidenceCheck(resend_unused=False) if faithful else None
+        self._menus: dict[str, list[dict[str, Any]]] = {}  # the tools offered, by the first user message
+        check = EvidenceCheck(resend_unused=False, menu=self._menu_of)
+        self.answer_check: EvidenceCheck | None = check if faithful else None
         self._english: dict[str, str] = {}  # requests translated for tool selection
 
     def plain(self) -> LocalModel:
@@ -147,16 +153,12 @@ class LocalModel:
         twin = copy.copy(self)
         twin.grounded, twin.gate, twin.select_above, twin.prefix_cache = False, None, None, False
         twin.compact_tools, twin.compact_json = False, None
-        twin.faithful, twin.honest, twin.answer_check = False, False, None
+        twin.faithful, twin.honest, twin.answer_check, twin.guide = False, False, None, False
         return twin
 
     @property
     def context_window(self) -> int:
         return self.n_ctx
-
-    def load(self) -> Any:
-        """Load the weights (once per process); returns the runtime server."""
-        return self._server()[0]
 
     def count_tokens(self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] = ()) -> int:
         """Exact prompt tokens of a request, through the model's own template and tokenizer."""
@@ -166,7 +168,35 @@ class LocalModel:
 
     async def call(self, request: ModelRequest) -> ModelResponse:
         ensure_not_in_tool(self.name)
+        self._menus = {} if len(self._menus) >= 256 else self._menus
+        self._menus[policy.opening(request.messages)] = list(request.tools)
+        language, text = user_language(request.messages), policy.since_user(request.messages)[0]
+        follow = policy.follow_up(request.messages, request.tools, language, self._english.get(text))
+        if self.guide and request.tool_choice == "auto" and follow is not None:
+            if follow.arguments is not None:  # the call as it is: the other of two named things
+                return ModelResponse(message=policy.called(follow, request.messages))
+            forced = replace(
+                request,
+                messages=[*request.messages, {"role": "system", "content": follow.note}],
+                tool_choice={"type": "function", "function": {"name": follow.tool}},
+            )
+            response = await self._call(forced, followed=True, grounds_in=request.messages)
+            if not policy.repeats(response.message, request.messages):
+                return response
+        note = policy.results_note(request.messages, user_language(request.messages)) if self.guide else None
+        if note is not None and not is_note(request.messages[-1]):  # two results: the answer now
+            messages = [*request.messages, {"role": "system", "content": note}]
+            request = replace(request, messages=messages, tool_choice="none")
+        return await self._call(request)
+
+    async def _call(
+        self, request: ModelRequest, followed: bool = False, grounds_in: Sequence[Message] | None = None
+    ) -> ModelResponse:
+        """One decision for ``request``; ``followed``: its forced call is the policy's, grounded too,
+        in ``grounds_in`` (the conversation without the policy's note)."""
         server, lock = self._server()
+        if self.guide and self.grounded and policy.first_chinese(request):
+            await self._english_of(request.messages[-1]["content"])
         shown = await self._narrow(request)
         compact, request = len(shown.tools) < len(request.tools), shown  # see grammar
         if self._gated(request):
@@ -179,8 +209,9 @@ class LocalModel:
         if retry_answer:
             body["max_tokens"] = min(self.sampling["max_tokens"], ABSTAIN_TOKENS)
         prefix = f"call_{sum(m.get('role') == 'assistant' for m in request.messages) + 1}"
-        grounds = self.grounded and request.tool_choice == "auto" and bool(request.tools)
-        watch = CallWatch(request.tools, request.messages, resolve=self.faithful) if grounds else None
+        grounds = self.grounded and (request.tool_choice == "auto" or followed) and bool(request.tools)
+        evidence = self._evidence(request.messages if grounds_in is None else grounds_in)
+        watch = CallWatch(request.tools, evidence, resolve=self.faithful) if grounds else None
         response, at_limit = await self._generate(request, body, prefix, self.prefixes(), watch, compact)
         if watch is not None and watch.missing:  # stopped at its first invented required value
             message, missing = response.message, watch.missing
@@ -189,12 +220,15 @@ class LocalModel:
         else:
             stated, resolve = self._fills(request), self.faithful
             message, missing = ground_calls(
-                response.message, request.tools, request.messages, resolve=resolve, stated=stated
+                response.message, request.tools, evidence, resolve=resolve, stated=stated
             )
         if at_limit:  # cut off mid-value: a runaway invention
             missing = {call["function"]["name"]: ["arguments"] for call in message.get("tool_calls") or []}
         if not missing:
             return replace(response, message=message)
+        read = watch.arguments if watch is not None and watch.missing else None
+        if self.guide and not followed and (copied := policy.asked_again(request, message, missing, read)):
+            return await self._call(copied, True, request.messages)  # the tool's own example: once more
         # A call resting on invented values is not made: the model answers, told what is missing.
         note = {"role": "system", "content": ungrounded_note(missing, user_language(request.messages))}
         retry = replace(request, messages=[*request.messages, note], tool_choice="none")
@@ -270,13 +304,31 @@ class LocalModel:
         narrow, unranked = narrowing(request, self.select_above, self.select_tokens)
         said = [m.get("content") for m in request.messages if m.get("role") == "user"]
         text = said[-1] if said else None
-        if not unranked or not isinstance(text, str) or await asyncio.to_thread(self._fits, request):
+        if self.guide and request.tools and not narrow.tools and request.tool_choice == "auto":
+            fits = await asyncio.to_thread(self._fits, request)  # no word matched: the model decides
+            return request if fits else narrow
+        whole = not self.guide and await asyncio.to_thread(self._fits, request)
+        if not unranked or not isinstance(text, str) or whole:
             return narrow  # narrowed, small, or cannot be ranked and fits the window whole
+        return self.narrowed(request, await self._english_of(text))
+
+    def _menu_of(self, messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]] | None:
+        return self._menus.get(policy.opening(messages))
+
+    async def _english_of(self, text: str) -> str:
+        """The model's English translation of a user's ``text`` (once per text)."""
         if text not in self._english:
             self._english = {} if len(self._english) >= 256 else self._english
             server, lock = self._server()
             self._english[text] = await asyncio.to_thread(english_of, server, lock, text)
-        return self.narrowed(request, self._english[text])
+        return self._english[text]
+
+    def _evidence(self, messages: Sequence[Message]) -> list[Message]:
+        """What a call's values are grounded in: the conversation, and the English translation
+        of the user's last message when one was made."""
+        text = policy.since_user(messages)[0]
+        english = self._english.get(text) if self.guide else None
+        return [*messages, {"role": "user", "content": english}] if english else list(messages)
 
     def _fits(self, request: ModelRequest) -> bool:
         """Whether the whole request and an answer of the token limit fit the window."""
@@ -309,6 +361,7 @@ class LocalModel:
             "cache_prompt": True,
         }
         answer = answer_schema(request.output_schema)
+        answer = policy.answer_in(answer, user_language(request.messages)) if self.guide else answer
         if request.tools:
             body["tools"] = list(request.tools)
             if self.constrain:
@@ -321,7 +374,7 @@ class LocalModel:
                     answer=answer,
                     fill=self._fills(request),
                 )
-        elif self.constrain and request.output_schema is not None:
+        elif self.constrain and (request.output_schema is not None or answer is not ANSWER):
             body["json_schema"] = answer
         return body
 
@@ -342,44 +395,3 @@ class LocalModel:
             body = {**{k: v for k, v in body.items() if k != "tools"}, "messages": inlined}
         after = self.compact_json
         return body if after is None or not compact else self._compaction().wire(body, after)
-
-    def _layout(self) -> Layout | None:
-        """How the loaded model's template writes tools (once per loaded model)."""
-        return self._per_model(_LAYOUTS, lambda server: Layout.of(partial(apply_template, server)))
-
-    def _compaction(self) -> Compaction:
-        return self._per_model(_COMPACTIONS, lambda server: Compaction())  # type: ignore[no-any-return]
-
-    def _per_model(self, table: dict[tuple[str, int, int], Any], build: Callable[[Any], Any]) -> Any:
-        """``table``'s entry for the loaded weights, built from the runtime server the first time."""
-        key = self._key()
-        server = self._server()[0]
-        with _LOAD_LOCK:
-            if key not in table:
-                table[key] = build(server)
-            return table[key]
-
-    def _key(self) -> tuple[str, int, int]:
-        """The loaded weights' key; the bundled file is found and verified once per instance."""
-        if self._weights is None:
-            self._weights = str(self.path or ensure_gguf(self.model))
-        return (self._weights, self.n_ctx, self.threads)
-
-    def _server(self) -> tuple[Any, threading.Lock]:
-        key = self._key()
-        with _LOAD_LOCK:
-            if key not in _SERVERS:
-                _SERVERS[key] = (load(*key), threading.Lock())
-            return _SERVERS[key]
-
-    def prefixes(self) -> PrefixCache | None:
-        """The on-disk prefix cache of the loaded weights (one per loaded model); ``None`` when off."""
-        if not self.prefix_cache:
-            return None
-
-        def build(server: Any) -> PrefixCache:
-            template = str(get(server, "/props").get("chat_template"))
-            return PrefixCache(prefix_dir(), model_identity(Path(self._key()[0]), template))
-
-        cache: PrefixCache = self._per_model(_CACHES, build)
-        return cache

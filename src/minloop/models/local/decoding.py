@@ -269,17 +269,31 @@ def _dump_args(arguments: Any) -> str:
 
 
 def renderable(messages: Sequence[Message]) -> list[Message]:
-    """The messages, with call arguments that are not JSON (a reply cut off mid-call) given to the
+    """The messages as the model reads them: a tool result without its ``trace_id`` (the loop's
+    stamp, for the trace; the 0.5B model read it out in a third of its answers, "The trace ID is
+    trc_..."), and call arguments that are not JSON (a reply cut off mid-call) given to the
     runtime as a JSON string: its template parses every call's arguments and refuses the request
     otherwise."""
     out = []
     for message in messages:
+        if message.get("role") in ("tool", "function"):
+            message = _unstamped(message)
         calls = message.get("tool_calls") or []
         if any(not _is_json(c.get("function", {}).get("arguments")) for c in calls):
             calls = [_quoted(c) for c in calls]
             message = {**message, "tool_calls": calls}
         out.append(message)
     return out
+
+
+def _unstamped(message: Message) -> Message:
+    """A tool message whose JSON object content has no ``trace_id``; any other as it is."""
+    content = message.get("content")
+    data = _loads(content) if isinstance(content, str) and '"trace_id"' in content else None
+    if not isinstance(data, dict) or "trace_id" not in data:
+        return message
+    rest = {k: v for k, v in data.items() if k != "trace_id"}
+    return {**message, "content": json.dumps(rest, ensure_ascii=False)}
 
 
 def _quoted(call: dict[str, Any]) -> dict[str, Any]:

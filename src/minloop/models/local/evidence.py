@@ -33,8 +33,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
 
@@ -194,11 +194,16 @@ class EvidenceCheck:
     language unless ``note_language`` names one ("en" or "zh"). With ``resend_unused`` off, an
     answer that uses no tool result is not sent back but ends the run at once: a model that
     answers the note with tools off (as the embedded model does) has nothing new to go on.
+    ``menu`` gives the tools a conversation was offered, so that a statement made when no tool
+    ran names what they do.
     """
 
     retries: int = 1
     note_language: Language | None = None
     resend_unused: bool = True
+    menu: Callable[[Sequence[Mapping[str, Any]]], Sequence[Mapping[str, Any]] | None] | None = field(
+        default=None, compare=False
+    )  # the tools offered in a conversation, for a statement that names what they do
 
     def __call__(self, answer: str, messages: Sequence[Mapping[str, Any]]) -> str | Replacement | None:
         facts = unsupported(answer, evidence_of(messages))
@@ -208,7 +213,10 @@ class EvidenceCheck:
             return None
         language = user_language(messages)
         if _rejected(messages) >= self.retries or not (drawn or self.resend_unused):
-            return Replacement(plain_statement(messages, language))  # the invented facts are not repeated
+            menu = self.menu(messages) if self.menu is not None else None
+            return Replacement(
+                plain_statement(messages, language, menu)
+            )  # the invented facts are not repeated
         note = self.note_language or language
         if unused:
             return UNUSED[note]

@@ -190,8 +190,8 @@ class Evidence:
                 return True
             if len(w) >= 5 and w.endswith("s") and token.startswith(w[:-1]):
                 return True  # "carbs" for "carbohydrates"
-            if 2 <= len(token) <= 4 and w[:1] == token[:1] and _subsequence(token, w):
-                return True  # an abbreviation: "md" for "markdown", "js" for "javascript"
+            if 2 <= len(token) <= 4 and w[:1] == token[:1] and _subsequence(_squeezed(token), w):
+                return True  # an abbreviation: "md" for "markdown", "js" for "javascript", "aapl" for "apple"
         return 2 <= len(token) <= 4 and token in self.initials  # "ny" for "new york"
 
 
@@ -275,6 +275,11 @@ def _free(schema: Any) -> bool:
     if not isinstance(schema, Mapping):
         return False
     return "enum" in schema or "const" in schema or schema.get("type") == "boolean"
+
+
+def _squeezed(token: str) -> str:
+    """``token`` with each run of one letter written once: "aapl" is "apl"."""
+    return "".join(ch for i, ch in enumerate(token) if i == 0 or ch != token[i - 1])
 
 
 def _subsequence(short: str, word: str) -> bool:

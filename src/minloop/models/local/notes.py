@@ -4,12 +4,23 @@ to the model, and the plain statement a run ends with when its answer stays unsu
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...language import Language
 
-__all__ = ["DECLINES", "HONESTY", "NOTES", "READING", "RETURNED", "SEPARATOR", "UNUSED", "plain_statement"]
+__all__ = [
+    "DECLINES",
+    "HONESTY",
+    "NOTES",
+    "NO_TOOL",
+    "READING",
+    "RETURNED",
+    "SEPARATOR",
+    "UNUSED",
+    "plain_statement",
+]
 
 NOTES: dict[Language, str] = {
     "en": (
@@ -48,29 +59,57 @@ DECLINES: dict[Language, str] = {
     "en": "I can't answer that reliably: the tools I have did not provide the information it needs.",
     "zh": "我无法可靠地回答这个问题：现有工具没有提供所需的信息。",
 }
+NO_TOOL: dict[Language, str] = {
+    "en": "I can't answer that reliably: none of my tools provides it. They can {what}.",
+    "zh": "我无法可靠地回答这个问题：我的工具都不提供这项信息。现有工具：{what}。",
+}
 SEPARATOR: dict[Language, str] = {"en": ", ", "zh": "、"}
 RETURNED: dict[Language, str] = {
-    "en": "I can't answer that reliably from what the tools returned. They returned: {results}.",
-    "zh": "我无法根据工具返回的结果可靠地回答这个问题。工具返回：{results}。",
+    "en": "I can't answer that reliably from what the tools returned: {results}.",
+    "zh": "我无法根据工具返回的结果可靠地回答这个问题：{results}。",
+}
+SAID: dict[Language, dict[str, str]] = {
+    "en": {
+        "gave": "{tool} gave {values}, not what you asked for",
+        "nothing": "{tool} found nothing{asked}",
+        "failed": "{tool} did not answer ({reason})",
+        "late": "{tool} did not answer in time",
+        "asked": " for {values}",
+    },
+    "zh": {
+        "gave": "{tool} 只给出了 {values}，没有你问的内容",
+        "nothing": "{tool} 没有找到{asked}结果",
+        "failed": "{tool} 没有给出结果（{reason}）",
+        "late": "{tool} 没有及时响应",
+        "asked": " {values} 的",
+    },
 }
 _BETWEEN: dict[Language, str] = {"en": "; ", "zh": "；"}
 QUOTED_CHARS = 200
 
 
-def plain_statement(messages: Sequence[Mapping[str, Any]], language: Language) -> str:
-    """The statement that ends a run whose answer stays unsupported: that the model cannot answer
-    reliably, and, when tools ran since the user last spoke, what they returned, quoted (the last
-    three results, each cut at ``QUOTED_CHARS``). It says nothing the tools did not."""
-    results = list(dict.fromkeys(_results(messages)))[-3:]
-    if not results:
-        return DECLINES[language]
-    return RETURNED[language].format(results=_BETWEEN[language].join(results))
+def plain_statement(
+    messages: Sequence[Mapping[str, Any]],
+    language: Language,
+    menu: Sequence[Mapping[str, Any]] | None = None,
+) -> str:
+    """The statement that ends a run whose answer stays unsupported, in plain words: that the
+    model cannot answer reliably, and what each tool run since the user last spoke did (the last
+    three): what it gave, that it found nothing, or that it failed and why. When no tool ran, it
+    names what the tools of ``menu`` do (when given). It says nothing the tools did not, and
+    never shows a tool's raw JSON or the run's trace id."""
+    results = list(dict.fromkeys(_results(messages, language)))[-3:]
+    if results:
+        return RETURNED[language].format(results=_BETWEEN[language].join(results))
+    if menu:
+        return NO_TOOL[language].format(what=_abilities(menu, language))
+    return DECLINES[language]
 
 
-def _results(messages: Sequence[Mapping[str, Any]]) -> list[str]:
-    """The tool results since the user last spoke, oldest first, as "name: value"."""
-    names = {
-        call.get("id"): (call.get("function") or {}).get("name")
+def _results(messages: Sequence[Mapping[str, Any]], language: Language) -> list[str]:
+    """What each tool run since the user last spoke did, oldest first, in plain words."""
+    calls = {
+        call.get("id"): call.get("function") or {}
         for message in messages
         for call in message.get("tool_calls") or []
         if isinstance(call, dict)
@@ -79,20 +118,69 @@ def _results(messages: Sequence[Mapping[str, Any]]) -> list[str]:
     for message in reversed(messages):
         if message.get("role") == "user":
             break
-        if message.get("role") == "tool":
-            name = message.get("name") or names.get(message.get("tool_call_id")) or "tool"
-            found.append(f"{name}: {_quoted(message.get('content'))}")
+        if message.get("role") in ("tool", "function"):
+            fn = calls.get(message.get("tool_call_id")) or {}
+            name = message.get("name") or fn.get("name") or "tool"
+            found.append(_said(str(name), message.get("content"), fn.get("arguments"), language))
     return found[::-1]
 
 
-def _quoted(content: Any) -> str:
-    """A tool result's content without its trace id; a lone ``result`` as its value."""
-    try:
-        data = json.loads(str(content))
-    except ValueError:
-        data = str(content)
+def _said(tool: str, content: Any, arguments: Any, language: Language) -> str:
+    words = SAID[language]
+    data = _loads(content)
+    if isinstance(data, dict) and isinstance(data.get("code"), str) and "error" in data:
+        if data["code"] == "ERR_TOOL_TIMEOUT":
+            return words["late"].format(tool=tool)
+        reason = re.sub(r"^[A-Z]\w*(?:Error|Exception)?: ", "", str(data["error"]))
+        return words["failed"].format(tool=tool, reason=_cut(reason))
     if isinstance(data, dict):
         data = {k: v for k, v in data.items() if k != "trace_id"}
         data = data["result"] if list(data) == ["result"] else data
-    text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
+    if _empty(data):
+        values = _plain(_loads(arguments) or {})
+        asked = words["asked"].format(values=values) if values else ""
+        return words["nothing"].format(tool=tool, asked=asked)
+    return words["gave"].format(tool=tool, values=_cut(_plain(data)))
+
+
+def _empty(data: Any) -> bool:
+    """A result that found nothing: ``found`` false, or every list in it empty."""
+    if isinstance(data, dict):
+        if data.get("found") is False:
+            return True
+        lists = [v for v in data.values() if isinstance(v, list)]
+        return bool(lists) and not any(lists)
+    return data == [] or data is None
+
+
+def _plain(data: Any) -> str:
+    """A JSON value in words: "temperature 18, condition sunny"; list items apart by "; "."""
+    if isinstance(data, dict):
+        return ", ".join(f"{str(k).replace('_', ' ')} {_plain(v)}" for k, v in data.items() if k != "found")
+    if isinstance(data, list):
+        return "; ".join(_plain(item) for item in data) or "-"
+    return str(data) if not isinstance(data, bool) else ("yes" if data else "no")
+
+
+def _abilities(menu: Sequence[Mapping[str, Any]], language: Language) -> str:
+    """What the tools do: the first sentence of each description (in Chinese, their names)."""
+    specs = [spec.get("function") or {} for spec in menu][:6]
+    if language == "zh":
+        return "、".join(str(fn.get("name")) for fn in specs)
+    done = []
+    for fn in specs:
+        first = re.split(r"(?<=[.:;])\s", str(fn.get("description") or fn.get("name")).strip())[0]
+        first = first.rstrip(".:;")
+        done.append(first[:1].lower() + first[1:] if first[:2] != first[:2].upper() else first)
+    return "; ".join(done)
+
+
+def _loads(content: Any) -> Any:
+    try:
+        return json.loads(str(content))
+    except ValueError:
+        return None if content is None else str(content)
+
+
+def _cut(text: str) -> str:
     return text if len(text) <= QUOTED_CHARS else text[: QUOTED_CHARS - 1] + "…"

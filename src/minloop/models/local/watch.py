@@ -38,6 +38,7 @@ class CallWatch:
     def reset(self) -> None:
         """Forget the reply read so far: it is generated again."""
         self.missing: dict[str, list[str]] = {}
+        self.arguments: dict[str, Any] = {}  # the call's arguments read so far
         self.text = ""
         self._name: str | None = None
         self._start = self._at = 0  # where the arguments' members begin; how far they are read
@@ -88,6 +89,7 @@ class CallWatch:
         if self._grounds is None:
             self._grounds = Grounds(self.tools, self.messages, resolve=self.resolve)
         _, lost = self._grounds.check(self._name, arguments)
+        self.arguments = arguments
         if lost:
             self.missing, self._over = {self._name: lost}, True
         return bool(lost)

@@ -1,0 +1,264 @@
+"""The embedded model with a user's own tools: each candidate policy side by side, in one run.
+
+    flock /tmp/minloop-cpu.lock .venv/bin/python benchmarks/user_tools_dev.py --out user_tools.jsonl
+    .venv/bin/python benchmarks/user_tools_dev.py --report user_tools.jsonl
+
+Runs every request of ``user_tools_set.py`` (74, half Chinese) through ``Loop`` with the ten
+tools of ``user_tools.py``, once per candidate (``--arms``; the order of the candidates turns
+round from one request to the next; one untimed request per model first loads it). Each answer
+is judged by rules of its own, independent of the model's evidence check:
+
+* right: for a request a tool answers, a tool returned a result, every fact of the item is in the answer (a pattern, or a
+  number equal to the item's rounded as the answer writes it) and every number in it is in the
+  request or a tool result (or is one of the item's facts, for arithmetic); for a request no tool
+  can serve, the answer says it cannot (or that nothing was found) and states no number absent
+  from the request and the results;
+* replaced: the answer is the evidence check's plain statement, not the model's own words;
+* in language: a Chinese request's answer is written in Chinese (more Chinese characters than
+  English words of its own, the words copied from the request and the results aside), an
+  English request's has no Chinese of its own;
+* trace ids: answers that show a run's trace id (``trc_...``).
+
+Lines are appended to ``--out`` as they finish (``--start``, ``--stop`` run a part); the report
+prints, per group and language and candidate: right, replaced, in language, tool calls per
+request, and seconds per request (median and 90th percentile).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+from user_tools import TOOLS
+from user_tools_set import GROUPS, ITEMS, Fact
+
+from minloop import Loop, Model, RunResult
+from minloop.decision import Replacement
+from minloop.language import numbers_in
+from minloop.models.local import LocalModel
+
+DECLINE = re.compile(
+    r"can't|cannot|can not|unable|don't have|do not have|not able|no (?:tool|access|way|information|data|record|"
+    r"event|result|order|contact|restaurant|match)|not (?:available|found|find|provide|return|include|listed)|"
+    r"(?:doesn't|does not|don't|do not|did not|didn't) (?:provide|return|include|give|find|know|respond|answer)|"
+    r"nothing|sorry|couldn't|could not|isn't available|is not available|no such|unknown|failed|not responding|"
+    r"无法|不能|没有|抱歉|不知道|不清楚|暂无|未提供|不提供|不支持|找不到|未找到|没找到|失败|未知|无此|不存在|未能",
+    re.IGNORECASE,
+)
+_DIGITS = re.compile(r"\d+(?:\.\d+)?")
+_WEEKDAY = re.compile(r"(?:星期|周|礼拜)[一二三四五六日天]")
+_HAN = re.compile(r"[\u3400-\u9fff]")
+_LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z'.@-]*")
+TRACE = re.compile(r"trc_\d{12}_[0-9a-f]{6}|trc_\w*")
+
+
+def numbers(text: str) -> set[float]:
+    """The numbers written in digits or in Chinese numerals (not "second" or "one"), without their sign."""
+    plain = _WEEKDAY.sub(" ", re.sub(r"(?<=\d),(?=\d{3})", "", text))
+    written = numbers_in(re.sub(r"[A-Za-z]+", " ", plain))
+    return {abs(float(m)) for m in _DIGITS.findall(plain)} | {abs(n) for n in written}
+
+
+def invented(answer: str, sources: str, facts: Sequence[Fact] = ()) -> list[float]:
+    """Numbers in the answer that neither the sources (rounded, or as a 12-hour hour) nor the facts give."""
+    known = numbers(sources) | {abs(f) for f in facts if isinstance(f, float)}
+    known |= {n / 100 for n in known}  # "-2.1%" is read as 0.021 too
+    rounded = known | {round(n, k) for n in known for k in (0, 1, 2)}
+    hours = {n - 12 for n in known if 13 <= n <= 23}
+    return sorted(n for n in numbers(answer) if n not in rounded and n not in hours and n not in (0.0, 1.0))
+
+
+def has_fact(answer: str, fact: Fact) -> bool:
+    if isinstance(fact, str):
+        return bool(re.search(fact, answer, re.IGNORECASE))
+    for n in numbers(answer):
+        decimals = len(str(n).split(".")[1].rstrip("0")) if not float(n).is_integer() else 0
+        if round(fact, decimals) == n or abs(n - fact) <= 0.005 * abs(fact):
+            return True
+    return False
+
+
+def in_language(answer: str, language: str, sources: str) -> bool:
+    """Whether the answer is written in the request's language (see the module docstring)."""
+    copied = {w.lower() for w in _LATIN_WORD.findall(sources)}
+    own_words = [w for w in _LATIN_WORD.findall(answer) if w.lower() not in copied]
+    han_sources = set(_HAN.findall(sources))
+    if language == "zh":
+        han = _HAN.findall(answer)
+        return bool(han) and len(han) >= len(own_words)
+    return not [c for c in _HAN.findall(answer) if c not in han_sources]
+
+
+def judge(result: RunResult, group: str, language: str, request: str, facts: list[Fact]) -> dict[str, Any]:
+    answer = result.output or ""
+    results = " ".join(str(m.get("content")) for m in result.messages if m.get("role") == "tool")
+    results_plain = TRACE.sub(" ", results)
+    sources = f"{request} {results_plain}"
+    extra = invented(TRACE.sub(" ", answer), sources, facts)
+    if group in ("one_call", "two_step"):
+        served = any(not r.error for s in result.steps for r in s.results)  # a guess is not an answer
+        right = served and not extra and all(has_fact(answer, f) for f in facts)
+    else:
+        right = bool(DECLINE.search(answer)) and not extra
+    return {
+        "right": right,
+        "invented": extra,
+        "in_language": in_language(answer, language, sources),
+        "trace_id": bool(TRACE.search(answer)),
+    }
+
+
+class Recording:
+    """An answer check that remembers whether it replaced the model's answer."""
+
+    def __init__(self, check: Callable[[str, Sequence[Any]], Any]) -> None:
+        self.check = check
+        self.replaced = False
+
+    def __call__(self, text: str, messages: Sequence[Any]) -> Any:
+        verdict = self.check(text, messages)
+        self.replaced = self.replaced or isinstance(verdict, Replacement)
+        return verdict
+
+
+def candidates() -> dict[str, Callable[[], Model]]:
+    """The policies compared, by name (each built once, on first use)."""
+    return {
+        "0.5b-before": lambda: LocalModel(guide=False),
+        "0.5b": lambda: LocalModel(),
+        "1.5b-before": lambda: LocalModel("qwen2.5-coder-1.5b", guide=False),
+        "1.5b": lambda: LocalModel("qwen2.5-coder-1.5b"),
+    }
+
+
+def run_one(model: Model, request: str) -> tuple[RunResult, float, bool]:
+    check = getattr(model, "answer_check", None)
+    if isinstance(check, Recording):
+        check.replaced = False
+    started = time.perf_counter()
+    result = Loop(model, TOOLS, max_steps=6).run_sync(request)
+    replaced = isinstance(check, Recording) and check.replaced
+    return result, time.perf_counter() - started, replaced
+
+
+def build(name: str, made: dict[str, Model]) -> Model:
+    if name not in made:
+        model = candidates()[name]()
+        check = getattr(model, "answer_check", None)
+        if check is not None:
+            model.answer_check = Recording(check)  # type: ignore[attr-defined]
+        run_one(model, "What's the weather in Madrid?")  # untimed: loads the weights, fills the caches
+        made[name] = model
+    return made[name]
+
+
+def measure(out: Path, start: int, stop: int, arms: list[str]) -> None:
+    made: dict[str, Model] = {}
+    for index in range(start, min(stop, len(ITEMS))):
+        group, language, request, facts = ITEMS[index]
+        turn = index % len(arms)
+        for arm in arms[turn:] + arms[:turn]:
+            model = build(arm, made)
+            result, seconds, replaced = run_one(model, request)
+            row = {
+                "index": index,
+                "arm": arm,
+                "group": group,
+                "language": language,
+                "request": request,
+                "answer": result.output,
+                "status": result.status,
+                "seconds": round(seconds, 2),
+                "replaced": replaced,
+                "calls": [[c.name, c.arguments] for s in result.steps for c in s.tool_calls],
+                "errors": [r.error for s in result.steps for r in s.results if r.error],
+                "prompt": sum(s.usage.prompt_tokens for s in result.steps),
+                "generated": sum(s.usage.completion_tokens for s in result.steps),
+                **judge(result, group, language, request, facts),
+            }
+            with out.open("a", encoding="utf-8") as f:
+                f.write(json.dumps(row, ensure_ascii=False) + "\n")
+            print(
+                f"{index:2d} {arm:10s} {language} {group:12s} right={row['right']!s:5s} {seconds:5.1f}s "
+                f"{request[:36]!r} -> {str(result.output)[:80]!r}",
+                flush=True,
+            )
+
+
+def report(path: Path, arms: list[str] | None = None) -> None:
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    names = arms or list(dict.fromkeys(r["arm"] for r in rows))
+    cells: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        for group in (row["group"], "all"):
+            for language in (row["language"], "both"):
+                cells[(row["arm"], group, language)].append(row)
+    print(f"{len(rows)} runs; each cell: " + " | ".join(names))
+    head = ["group", "lang", "n", "right", "replaced", "in language", "calls/req", "s median", "s p90"]
+    print("  ".join(f"{h:>{w}s}" for h, w in zip(head, (12, 4, 3, 24, 24, 24, 18, 18, 18))))
+    for group in (*GROUPS, "all"):
+        for language in ("en", "zh", "both"):
+            per = [cells.get((arm, group, language), []) for arm in names]
+            if not any(per):
+                continue
+            n = max(len(p) for p in per)
+            cols = [
+                " | ".join(_share(p, "right") for p in per),
+                " | ".join(_share(p, "replaced") for p in per),
+                " | ".join(_share(p, "in_language") for p in per),
+                " | ".join(f"{_calls(p):.1f}" for p in per),
+                " | ".join(f"{_quantile(p, 0.5):.1f}" for p in per),
+                " | ".join(f"{_quantile(p, 0.9):.1f}" for p in per),
+            ]
+            line = [f"{group:>12s}", f"{language:>4s}", f"{n:3d}"]
+            print("  ".join(line + [f"{c:>{w}s}" for c, w in zip(cols, (24, 24, 24, 18, 18, 18))]))
+    for arm in names:
+        every = cells.get((arm, "all", "both"), [])
+        print(f"{arm}: trace ids in answers {sum(r['trace_id'] for r in every)} of {len(every)}")
+
+
+def _share(rows: list[dict[str, Any]], key: str) -> str:
+    return f"{100 * sum(bool(r[key]) for r in rows) / len(rows):.0f}%" if rows else "-"
+
+
+def _calls(rows: list[dict[str, Any]]) -> float:
+    return sum(len(r["calls"]) for r in rows) / len(rows) if rows else 0.0
+
+
+def _quantile(rows: list[dict[str, Any]], q: float) -> float:
+    seconds = sorted(r["seconds"] for r in rows)
+    if not seconds:
+        return 0.0
+    if q == 0.5:
+        return statistics.median(seconds)
+    return seconds[min(len(seconds) - 1, round(q * (len(seconds) - 1)))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--out", type=Path, default=Path("user_tools.jsonl"))
+    parser.add_argument("--start", type=int, default=0)
+    parser.add_argument("--stop", type=int, default=len(ITEMS))
+    parser.add_argument(
+        "--arms", nargs="+", choices=sorted(candidates()), default=["0.5b-before", "0.5b", "1.5b"]
+    )
+    parser.add_argument("--report", type=Path)
+    args = parser.parse_args()
+    if args.report:
+        report(args.report)
+    else:
+        measure(args.out, args.start, args.stop, args.arms)
+        report(args.out, args.arms)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,387 @@
+"""What the embedded model is steered to do with a user's own tools (``LocalModel(guide=True)``).
+
+Measured on ``benchmarks/user_tools_dev.py`` (ten ordinary tools, 74 requests, half Chinese), the
+0.5B model, left to itself, answered half the Chinese requests in English, stopped after the
+first result of a request that needs two ("the weather in Tokyo and in Sydney"), and called the
+weather tool for a Chinese request about a restaurant. Two rules here steer it:
+
+* ``answer_in``: a Chinese request's answer is decoded under a pattern that makes it begin in
+  Chinese (a few digits or signs may come first, no English word): once it has begun in
+  Chinese the model goes on in Chinese, even from English results;
+* ``follow_up``: after the results of one call, the next call a request plainly still needs is
+  made, by constraining the next decision to that tool, with a note saying what it is for:
+  the same tool again when the request names two things joined by "and", "or", "和", "还是"
+  and only one was looked up; a currency tool when the request names a currency that neither
+  the calls nor the results have yet ("Microsoft's share price in euros"). Grounding still
+  checks the call's values, and each rule applies once per request.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ...language import Language, code_names, user_language
+from ..base import ModelRequest
+from .grounding import Evidence
+
+__all__ = [
+    "CHINESE",
+    "FollowUp",
+    "answer_in",
+    "asked_again",
+    "called",
+    "copied_example",
+    "currencies_in",
+    "first_chinese",
+    "follow_up",
+    "opening",
+    "repeats",
+    "results_note",
+    "since_user",
+]
+
+# The answer begins with a Chinese character (allowed a few digits first, it wrote "415.1, $415.万美元");
+# the rest is any JSON string content.
+CHINESE = r'^[\u4e00-\u9fff](?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*$'
+
+_NAMES = r"[A-Z][\w.-]*(?:\s+[A-Z][\w.-]*)*"
+_BOTH_EN = re.compile(
+    rf"(?P<one>{_NAMES})(?:'s)?,?\s+(?:and|or|vs\.?|versus)\s+(?:(?:in|of|for|the|at)\s+)?(?P<two>{_NAMES})"
+)
+_ZH_NAME = r"[A-Za-z][A-Za-z .-]*[A-Za-z]|[\u4e00-\u9fff]{1,6}?(?=的|哪|现|今|明|分|呢|吗|是|有|在|更|谁|[，。？！\s]|$)"
+_BOTH_ZH = re.compile(
+    rf"(?P<one>[A-Za-z][A-Za-z .-]*[A-Za-z]|[\u4e00-\u9fff]{{2,4}})\s*(?:和|与|跟|及|、|还是|或者?)\s*(?P<two>{_ZH_NAME})"
+)
+_LEAD = re.compile(r"^(?:现在|今天|明天|目前|请|帮我|查一下)+")
+# An amount: a number not inside a date, a time, an id or a code ("A1234", "2026-12-05", "BA117").
+_AMOUNT = re.compile(r"(?<![A-Za-z0-9_.:/-])\d+(?:\.\d+)?(?![A-Za-z0-9_:/-]|\.\d|\s*[年月日号点时分])")
+_CURRENCY_PARAMETER = re.compile(r"currenc|iso 4217|货币|币种", re.IGNORECASE)
+_CURRENCY_WORDS = re.compile(r"[A-Za-z]+(?:\s+[A-Za-z]+)?|[\u4e00-\u9fff]{1,4}")
+_COMMON = ("USD", "EUR", "GBP", "JPY", "CNY", "CHF", "HKD", "CAD", "AUD", "KRW", "INR", "SGD", "RUB", "BRL")
+NOTES: dict[Language, dict[str, str]] = {
+    "en": {
+        "both": "The user asked about {one} and {two}. You have the result for {done}. Now call {tool} for {other}.",
+        "currency": (
+            "The user wants the amount in {currency}. Now call {tool} to get the rate from the currency "
+            "of the result to {currency}."
+        ),
+        "compute": (
+            "Now call {tool} to compute the answer from the numbers of the request and of the results above "
+            "(for example an amount times a price or a rate)."
+        ),
+    },
+    "zh": {
+        "both": "用户问的是{one}和{two}。你已经得到了 {done} 的结果。现在为{other}调用 {tool}。",
+        "currency": "用户想要以{currency}表示的金额。现在调用 {tool}，查询从结果的货币到{currency}的汇率。",
+        "compute": "现在调用 {tool}，用用户给出的数字和上面结果中的数字算出答案（例如数量乘以价格或汇率）。",
+    },
+}
+
+
+def answer_in(answer: dict[str, Any], language: Language) -> dict[str, Any]:
+    """The answer schema ``{"answer": string}`` for a request in ``language``: for Chinese, the
+    string under ``CHINESE``; a typed answer or an English one as it is."""
+    inner = answer.get("properties", {}).get("answer")
+    if language != "zh" or inner != {"type": "string"}:
+        return answer
+    return {**answer, "properties": {"answer": {"type": "string", "pattern": CHINESE}}}
+
+
+@dataclass(frozen=True)
+class FollowUp:
+    """The next call a request still needs: ``tool``, and the note that says what it is for;
+    ``arguments`` when the call can be made as it is, without asking the model."""
+
+    tool: str
+    note: str
+    arguments: dict[str, Any] | None = None
+
+
+def since_user(messages: Sequence[Mapping[str, Any]]) -> tuple[str, list[dict[str, Any]], list[str]]:
+    """The last user message's text, the calls made since (name and arguments) and their results."""
+    calls: list[dict[str, Any]] = []
+    results: list[str] = []
+    for message in reversed(messages):
+        if message.get("role") == "user":
+            content = message.get("content")
+            return (content if isinstance(content, str) else ""), calls[::-1], results[::-1]
+        if message.get("role") in ("tool", "function"):
+            results.append(str(message.get("content")))
+        for call in reversed(message.get("tool_calls") or []):
+            fn = call.get("function") or {}
+            calls.append({"name": fn.get("name"), "arguments": _arguments(fn.get("arguments"))})
+    return "", calls[::-1], results[::-1]
+
+
+def follow_up(
+    messages: Sequence[Mapping[str, Any]],
+    tools: Sequence[Mapping[str, Any]],
+    language: Language,
+    english: str | None = None,
+) -> FollowUp | None:
+    """The call the request still needs after the results so far (see the module), or ``None``.
+    ``english`` is the request's English translation, when one was made."""
+    if not messages or messages[-1].get("role") not in ("tool", "function", "system"):
+        return None
+    text, calls, results = since_user(messages)
+    if not calls or not results or any('"code": "ERR_' in r for r in results):
+        return None  # nothing ran yet, or a call failed: the model says what happened
+    names = {str(t.get("function", {}).get("name")) for t in tools}
+    if len(calls) == 1 and calls[0]["name"] in names and (again := _again(text, english, calls[0], language)):
+        return again
+    return _converted(text, calls, results, tools, language) or _computed(
+        text, calls, results, tools, language
+    )
+
+
+def _again(text: str, english: str | None, call: dict[str, Any], language: Language) -> FollowUp | None:
+    """The same tool for the other of two things the request joins with "and", "or", "和"...: the
+    call itself when its value is one of them as written (in the request or its translation),
+    else a note naming the other."""
+    pairs = [
+        _pair(m)
+        for m in (_BOTH_EN.search(text) or _BOTH_ZH.search(text), english and _BOTH_EN.search(english))
+    ]
+    found = [p for p in pairs if p is not None]
+    if not found:
+        return None
+    tool, arguments = call["name"], call["arguments"]
+    for one, two in found:
+        for key, value in arguments.items():
+            if isinstance(value, str) and value.casefold() in (one.casefold(), two.casefold()):
+                other = two if value.casefold() == one.casefold() else one
+                return FollowUp(tool, "", {**arguments, key: other})
+    one, two = found[0]
+    values = [str(v) for v in arguments.values()]
+    named_two = any(Evidence(two).has(v) for v in values) and not any(Evidence(one).has(v) for v in values)
+    other = one if named_two else two
+    done = ", ".join(values) or tool
+    return FollowUp(tool, NOTES[language]["both"].format(one=one, two=two, done=done, tool=tool, other=other))
+
+
+def _pair(match: re.Match[str] | str | None) -> tuple[str, str] | None:
+    if not isinstance(match, re.Match):
+        return None
+    return _LEAD.sub("", match["one"].strip()), match["two"].strip()
+
+
+def _converted(
+    text: str,
+    calls: list[dict[str, Any]],
+    results: list[str],
+    tools: Sequence[Mapping[str, Any]],
+    language: Language,
+) -> FollowUp | None:
+    """The currency tool, when the request names a currency the calls and results do not have yet
+    and a result gives an amount in another."""
+    tool = _currency_tool(tools)
+    if tool is None or any(c["name"] == tool for c in calls):
+        return None
+    seen = json.dumps([c["arguments"] for c in calls], ensure_ascii=False) + " ".join(results)
+    wanted = [code for code in currencies_in(text) if code not in seen.upper()]
+    if len(wanted) != 1 or not currencies_in(" ".join(results)):
+        return None
+    currency = _name(wanted[0], language)
+    return FollowUp(tool, NOTES[language]["currency"].format(currency=currency, tool=tool))
+
+
+def _computed(
+    text: str,
+    calls: list[dict[str, Any]],
+    results: list[str],
+    tools: Sequence[Mapping[str, Any]],
+    language: Language,
+) -> FollowUp | None:
+    """The calculator, when a result needs arithmetic: the request states an amount that no call
+    took ("10 shares", "250 US dollars"), or a rate was looked up for another result's amount."""
+    tool = _calculator(tools)
+    if tool is None or any(c["name"] == tool for c in calls) or not any(_AMOUNT.search(r) for r in results):
+        return None
+    taken = {float(n) for n in _AMOUNT.findall(json.dumps([c["arguments"] for c in calls]))}
+    untaken = [n for n in map(float, _AMOUNT.findall(text)) if n >= 2 and n not in taken]
+    chained = len({c["name"] for c in calls}) >= 2 and _currency_tool(tools) in {c["name"] for c in calls}
+    if not untaken and not chained:
+        return None
+    return FollowUp(tool, NOTES[language]["compute"].format(tool=tool))
+
+
+def _calculator(tools: Sequence[Mapping[str, Any]]) -> str | None:
+    """The one tool that evaluates an arithmetic expression, if there is exactly one."""
+    found = [
+        str(fn.get("name"))
+        for fn in (t.get("function") or {} for t in tools)
+        if list((fn.get("parameters") or {}).get("properties") or {}) == ["expression"]
+    ]
+    return found[0] if len(found) == 1 else None
+
+
+def currencies_in(text: str) -> list[str]:
+    """The currency codes a text names, by code ("EUR"), name ("euros", "British pounds") or
+    Chinese name ("欧元"), in the order first named."""
+    found: dict[str, None] = {}
+    lowered = text.lower()
+    for code in _COMMON:
+        names = [n for n in code_names(code) if (len(n) > 1 and not n.isascii()) or " " in n or len(n) > 3]
+        if re.search(rf"\b{code}\b", text) or any(_named(name, lowered) for name in names):
+            found.setdefault(code)
+    return sorted(found, key=lambda code: _first(code, text, lowered))
+
+
+def _named(name: str, lowered: str) -> bool:
+    if not name.isascii():
+        return name in lowered
+    stem = name.removesuffix("s")
+    return bool(re.search(rf"\b{re.escape(stem)}s?\b", lowered)) or _last_word(stem, lowered)
+
+
+def _last_word(name: str, lowered: str) -> bool:
+    """ "euros" names the euro, "yen" the Japanese yen: a name's last word, when it is the
+    currency's only common word ("dollar" is not: several currencies are dollars)."""
+    word = name.split()[-1]
+    return word not in ("dollar", "pound", "franc", "rupee", "peso", "krone") and bool(
+        re.search(rf"\b{re.escape(word)}s?\b", lowered)
+    )
+
+
+def _first(code: str, text: str, lowered: str) -> int:
+    at = [m.start() for m in re.finditer(rf"\b{code}\b", text)]
+    at += [lowered.find(n) for n in code_names(code) if n in lowered]
+    at += [lowered.find(n.split()[-1]) for n in code_names(code) if n.isascii() and n.split()[-1] in lowered]
+    return min([a for a in at if a >= 0], default=len(text))
+
+
+def _currency_tool(tools: Sequence[Mapping[str, Any]]) -> str | None:
+    """The one tool whose parameters take currencies, if there is exactly one."""
+    found = []
+    for spec in tools:
+        fn = spec.get("function") or {}
+        props = (fn.get("parameters") or {}).get("properties") or {}
+        texts = [f"{name} {(schema or {}).get('description', '')}" for name, schema in props.items()]
+        if sum(bool(_CURRENCY_PARAMETER.search(t)) for t in texts) >= 2 or any(
+            name in ("base", "target", "from_currency", "to_currency") for name in props
+        ):
+            found.append(str(fn.get("name")))
+    return found[0] if len(found) == 1 else None
+
+
+def _name(code: str, language: Language) -> str:
+    names = sorted(code_names(code), key=len)
+    chinese = [n for n in names if not n.isascii() and len(n) > 1]
+    english = [n for n in names if n.isascii() and len(n) > 3]
+    if language == "zh" and chinese:
+        return chinese[0]
+    return english[0] if english else code
+
+
+def _arguments(raw: Any) -> dict[str, Any]:
+    try:
+        value = json.loads(raw) if isinstance(raw, str) else raw
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def repeats(message: Mapping[str, Any], messages: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether every call of ``message`` was made before since the user spoke, with the same arguments."""
+    _, before, _ = since_user(messages)
+    made = [(c["name"], c["arguments"]) for c in before]
+    calls = message.get("tool_calls") or []
+    return bool(calls) and all(
+        ((c.get("function") or {}).get("name"), _arguments((c.get("function") or {}).get("arguments")))
+        in made
+        for c in calls
+    )
+
+
+COPIED: dict[Language, str] = {
+    "en": '"{value}" is only the example in the description of {tool}, not what the user asked for. '
+    "Call {tool} with the {argument} of what the user asked about.",
+    "zh": "“{value}”只是 {tool} 说明中的示例，不是用户问的内容。请用用户所问对象的 {argument} 调用 {tool}。",
+}
+
+
+def copied_example(
+    spec: Mapping[str, Any], arguments: Mapping[str, Any], lost: Sequence[str], language: Language
+) -> str | None:
+    """A note for a call whose ungrounded value is the example its tool's description gives
+    ("AAPL" from 'the ticker symbol, e.g. "AAPL" for Apple', asked about Microsoft), else ``None``."""
+    fn = spec.get("function") or {}
+    props = (fn.get("parameters") or {}).get("properties") or {}
+    for name in lost:
+        value = arguments.get(name)
+        texts = [str(fn.get("description") or ""), str((props.get(name) or {}).get("description") or "")]
+        if (
+            isinstance(value, str)
+            and value.strip()
+            and any(f'"{value}"' in t or f"'{value}'" in t for t in texts)
+        ):
+            return COPIED[language].format(value=value, tool=fn.get("name"), argument=name.replace("_", " "))
+    return None
+
+
+ALL_RESULTS: dict[Language, str] = {
+    "en": "Answer with every result above, for each thing the user asked about.",
+    "zh": "现在根据上面的每一项结果，用中文回答用户。",
+}
+
+
+def results_note(messages: Sequence[Mapping[str, Any]], language: Language) -> str | None:
+    """The reminder before answering from two results or more: the 0.5B model, given the weather in
+    Tokyo and in Sydney, told only Sydney's."""
+    _, calls, results = since_user(messages)
+    fine = [r for r in results if '"code": "ERR_' not in r]
+    return ALL_RESULTS[language] if len(calls) >= 2 and len(fine) >= 2 else None
+
+
+def asked_again(
+    request: ModelRequest,
+    message: Mapping[str, Any],
+    missing: Mapping[str, list[str]],
+    arguments: Mapping[str, Any] | None = None,
+) -> ModelRequest | None:
+    """The request again, forced to the same tool with a note, when its one call's ungrounded
+    value is the example of the tool's description (``copied_example``); ``arguments`` are the
+    call's as read when it was stopped, else they are read from ``message``."""
+    calls = message.get("tool_calls") or []
+    name = next(iter(missing)) if len(missing) == 1 else None
+    spec = next((t for t in request.tools if t["function"]["name"] == name), None)
+    if not arguments and len(calls) == 1:
+        arguments = _arguments(calls[0]["function"].get("arguments"))
+    if spec is None or name is None or not arguments:
+        return None
+    note = copied_example(spec, arguments, missing[name], user_language(request.messages))
+    if note is None:
+        return None
+    forced = {"type": "function", "function": {"name": name}}
+    return replace(
+        request, messages=[*request.messages, {"role": "system", "content": note}], tool_choice=forced
+    )
+
+
+def called(follow: FollowUp, messages: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The assistant message making ``follow``'s ready call, its id numbered after the replies so far."""
+    step = sum(m.get("role") == "assistant" for m in messages) + 1
+    arguments = json.dumps(follow.arguments or {}, ensure_ascii=False)
+    call = {
+        "id": f"call_{step}_1",
+        "type": "function",
+        "function": {"name": follow.tool, "arguments": arguments},
+    }
+    return {"role": "assistant", "content": None, "tool_calls": [call]}
+
+
+def first_chinese(request: ModelRequest) -> bool:
+    """Whether ``request`` is a Chinese request's first decision with tools: it is translated
+    first, so that grounding finds a call's English values in the translation too ("MSFT" for "微软")."""
+    last = request.messages[-1] if request.messages else {}
+    chinese = isinstance(last.get("content"), str) and user_language(request.messages) == "zh"
+    return bool(request.tools) and last.get("role") == "user" and chinese
+
+
+def opening(messages: Sequence[Mapping[str, Any]]) -> str:
+    """The first user message's text: what a conversation's offered tools are kept by."""
+    return next((str(m.get("content")) for m in messages if m.get("role") == "user"), "")

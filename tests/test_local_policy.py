@@ -1,0 +1,167 @@
+"""The embedded model's guide for a user's own tools: rules that need no model (see policy.py)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from minloop import ModelRequest, tool
+from minloop.builtins import calculator
+from minloop.models.local import LocalModel
+from minloop.models.local.decoding import renderable
+from minloop.models.local.grounding import Evidence
+from minloop.models.local.notes import plain_statement
+from minloop.models.local.policy import CHINESE, asked_again, follow_up
+
+
+@tool
+def get_weather(city: str) -> dict:
+    """Get the current weather in a city: temperature and sky condition."""
+    return {}
+
+
+@tool
+def get_stock_quote(symbol: str) -> dict:
+    """Get the latest share price of a company by its stock ticker symbol.
+
+    Args:
+        symbol: The ticker symbol, e.g. "AAPL" for Apple.
+    """
+    return {}
+
+
+@tool
+def get_exchange_rate(base: str, target: str) -> dict:
+    """Get today's exchange rate between two currencies.
+
+    Args:
+        base: The currency converted from, as an ISO 4217 code such as "USD".
+        target: The currency converted to, as an ISO 4217 code such as "EUR".
+    """
+    return {}
+
+
+SPECS = [t.spec() for t in (get_weather, get_stock_quote, get_exchange_rate, calculator)]
+
+
+def ran(request: str, name: str, arguments: dict[str, Any], result: dict[str, Any]) -> list[dict[str, Any]]:
+    """A conversation after one call and its result, with the loop's control message."""
+    call = {"id": "c1", "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
+    return [
+        {"role": "user", "content": request},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": json.dumps({**result, "trace_id": "trc_1"})},
+        {"role": "system", "content": "Use the tool results above."},
+    ]
+
+
+def test_the_model_reads_tool_results_without_the_trace_id() -> None:
+    messages = ran("Weather in Paris?", "get_weather", {"city": "Paris"}, {"temperature": 18})
+    assert renderable(messages)[2] == {"role": "tool", "tool_call_id": "c1", "content": '{"temperature": 18}'}
+    assert "trc_1" in messages[2]["content"]  # the transcript keeps it
+
+
+def test_a_chinese_request_is_answered_under_a_pattern_that_begins_in_chinese() -> None:
+    chinese = ModelRequest([{"role": "user", "content": "巴黎天气怎么样？"}], SPECS[:1])
+    schema = LocalModel().body(chinese)["json_schema"]["anyOf"][-1]
+    assert schema["properties"]["answer"] == {"type": "string", "pattern": CHINESE}
+    english = ModelRequest([{"role": "user", "content": "Weather in Paris?"}], SPECS[:1])
+    assert LocalModel().body(english)["json_schema"]["anyOf"][-1]["properties"]["answer"] == {
+        "type": "string"
+    }
+    unguided = LocalModel(guide=False).body(chinese)["json_schema"]["anyOf"][-1]
+    assert unguided["properties"]["answer"] == {"type": "string"}
+
+
+def test_the_other_of_two_named_places_is_looked_up_as_the_request_writes_it() -> None:
+    english = ran("What's the weather in Tokyo and in Sydney?", "get_weather", {"city": "Tokyo"}, {"t": 21})
+    follow = follow_up(english, SPECS, "en")
+    assert follow is not None and (follow.tool, follow.arguments) == ("get_weather", {"city": "Sydney"})
+    chinese = ran("东京和悉尼的天气怎么样？", "get_weather", {"city": "Tokyo"}, {"t": 21})
+    translated = follow_up(chinese, SPECS, "zh", "What is the weather in Tokyo and Sydney?")
+    assert translated is not None and translated.arguments == {"city": "Sydney"}
+    asked = follow_up(chinese, SPECS, "zh")  # no translation: the model is asked, told which one
+    assert asked is not None and asked.arguments is None and asked.tool == "get_weather"
+    assert asked.note == "用户问的是东京和悉尼。你已经得到了 Tokyo 的结果。现在为悉尼调用 get_weather。"
+
+
+def test_a_company_named_beside_another_is_asked_for_by_name() -> None:
+    messages = ran(
+        "What are the share prices of Apple and Amazon?", "get_stock_quote", {"symbol": "AAPL"}, {}
+    )
+    follow = follow_up(messages, SPECS, "en")
+    assert follow is not None and follow.arguments is None
+    assert follow.note.endswith("Now call get_stock_quote for Amazon.")
+
+
+def test_a_price_wanted_in_another_currency_calls_the_rate_then_the_calculator() -> None:
+    quote = {"symbol": "MSFT", "price": 415.1, "currency": "USD"}
+    messages = ran("What is Microsoft's share price in euros?", "get_stock_quote", {"symbol": "MSFT"}, quote)
+    follow = follow_up(messages, SPECS, "en")
+    assert follow is not None and follow.tool == "get_exchange_rate" and "euro" in follow.note
+    rate = ran("250美元是多少日元？", "get_exchange_rate", {"base": "USD", "target": "JPY"}, {"rate": 151.2})
+    computed = follow_up(rate, SPECS, "zh")  # 250 is an amount no call took
+    assert computed is not None and computed.tool == "calculator"
+    one = ran("1美元能换多少欧元？", "get_exchange_rate", {"base": "USD", "target": "EUR"}, {"rate": 0.92})
+    assert follow_up(one, SPECS, "zh") is None  # one dollar: the rate is the answer
+
+
+def test_no_follow_up_after_a_failure_or_for_a_request_of_one_thing() -> None:
+    failed = ran(
+        "Weather in Paris and Berlin?", "get_weather", {"city": "Paris"}, {"code": "ERR_TOOL_FAILED"}
+    )
+    failed[2]["content"] = json.dumps({"error": "down", "code": "ERR_TOOL_FAILED", "tool": "get_weather"})
+    assert follow_up(failed, SPECS, "en") is None
+    assert (
+        follow_up(ran("Weather in Paris?", "get_weather", {"city": "Paris"}, {"t": 18}), SPECS, "en") is None
+    )
+    assert follow_up([{"role": "user", "content": "Paris and Berlin?"}], SPECS, "en") is None  # nothing ran
+
+
+def test_a_call_that_copies_its_tools_example_is_asked_for_again() -> None:
+    request = ModelRequest([{"role": "user", "content": "What is Microsoft's share price?"}], SPECS)
+    call = {
+        "id": "c",
+        "type": "function",
+        "function": {"name": "get_stock_quote", "arguments": '{"symbol": "AAPL"}'},
+    }
+    message = {"role": "assistant", "content": None, "tool_calls": [call]}
+    again = asked_again(request, message, {"get_stock_quote": ["symbol"]})
+    assert again is not None and again.tool_choice == {
+        "type": "function",
+        "function": {"name": "get_stock_quote"},
+    }
+    assert again.messages[-1]["content"].startswith(
+        '"AAPL" is only the example in the description of get_stock_quote'
+    )
+    other = {**call, "function": {**call["function"], "arguments": '{"symbol": "ZZZ"}'}}
+    assert asked_again(request, {**message, "tool_calls": [other]}, {"get_stock_quote": ["symbol"]}) is None
+
+
+def test_a_ticker_is_grounded_by_the_company_it_abbreviates() -> None:
+    assert Evidence("What is Apple's share price?").has("AAPL")
+    assert Evidence("What is Microsoft's share price?").has("MSFT")
+    assert not Evidence("What is Microsoft's share price?").has("AAPL")
+
+
+def test_the_plain_statement_says_what_happened_in_words() -> None:
+    failed = ran("Is BA117 on time?", "get_flight", {"flight": "BA117"}, {})
+    envelope = {"error": "ConnectionError: the service is not responding", "code": "ERR_TOOL_FAILED"}
+    failed[2]["content"] = json.dumps({**envelope, "tool": "get_flight", "trace_id": "trc_1"})
+    assert plain_statement(failed[:3], "en") == (
+        "I can't answer that reliably from what the tools returned: get_flight did not answer "
+        "(the service is not responding)."
+    )
+    nothing = ran("订单 Z9 到哪了？", "get_order", {"order_id": "Z9"}, {"order_id": "Z9", "found": False})
+    assert (
+        plain_statement(nothing[:3], "zh")
+        == "我无法根据工具返回的结果可靠地回答这个问题：get_order 没有找到 order id Z9 的结果。"
+    )
+    asked = [{"role": "user", "content": "What's the news?"}]
+    assert plain_statement(asked, "en", SPECS[:2]) == (
+        "I can't answer that reliably: none of my tools provides it. They can get the current weather in a "
+        "city; get the latest share price of a company by its stock ticker symbol."
+    )
+    assert plain_statement([{"role": "user", "content": "新闻？"}], "zh", SPECS[:2]) == (
+        "我无法可靠地回答这个问题：我的工具都不提供这项信息。现有工具：get_weather、get_stock_quote。"
+    )
