@@ -95,7 +95,7 @@ class Model(Protocol):
 @runtime_checkable
 class StreamingModel(Model, Protocol):
     """A model that can also stream a reply: ``stream`` yields deltas as they are written
-    (``minloop.streaming.TextDelta``, ``ToolCallStarted``, ``ArgumentsDelta``) and ends with
+    (``TextDelta``, ``ToolCallStarted``, ``ArgumentsDelta`` above) and ends with
     the whole ``ModelResponse``, the same one ``call`` would return. It raises ``ModelError``
     as ``call`` does; a stream that breaks off is an error, never a shorter reply."""
 

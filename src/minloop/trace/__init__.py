@@ -1,6 +1,6 @@
 """Stores and views built on a run's trace events, above the loop: the SQLite store
 (``minloop.trace.sqlite``), the HTML report (``html``), offline replay (``replay``) and
-OpenTelemetry spans (``otel``). The events themselves are ``minloop.events``.
+OpenTelemetry spans (``otel``). The events themselves are ``minloop.layers.tracing``.
 
 ``SQLiteSink``, ``TraceStore``, ``Trace`` and ``OTelSink`` are imported on first use.
 """
