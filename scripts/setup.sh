@@ -4,7 +4,7 @@
 #   .venv with minloop, the embedded runtime and model (.[local]) and the test tools (.[dev]),
 #   the runtime built for this CPU when it has AVX-512 or AMX (scripts/build_runtime.sh),
 #   BFCL's data and checker (without its dependencies), Debian's Chromium for the HTML
-#   report test, and the npm MCP server the tests run (package.json, pinned by package-lock.json,
+#   report test, Debian's PostgreSQL for the shared run store's tests, and the npm MCP server the tests run (package.json, pinned by package-lock.json,
 #   into ./node_modules). Usage: bash scripts/setup.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,6 +26,13 @@ if ! command -v chromium >/dev/null; then
   if [ "$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium >/dev/null
+fi
+
+if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+  echo "Installing PostgreSQL from Debian's packages (for the shared run store's tests) ..."
+  if [ "$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq postgresql >/dev/null
 fi
 
 if ! command -v npm >/dev/null; then

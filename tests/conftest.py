@@ -35,3 +35,29 @@ def local() -> Any:
     model = LocalModel()
     model.load()
     return model
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Any:
+    """A real PostgreSQL server on 127.0.0.1 for the session (tests/servers/postgres.py)."""
+    from .servers.postgres import PostgresServer
+
+    with PostgresServer() as server:
+        yield server
+
+
+_databases = iter(range(1, 1_000_000))
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store_address(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """Where a test's run store lives: a SQLite file, or a fresh database on the PostgreSQL server."""
+    if request.param == "sqlite":
+        return str(tmp_path / "runs.db")
+    import psycopg
+
+    server = request.getfixturevalue("postgres")
+    name = f"runs_{next(_databases)}"
+    with psycopg.connect(server.dsn, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    return server.dsn.rsplit("/", 1)[0] + f"/{name}"

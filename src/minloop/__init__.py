@@ -35,6 +35,7 @@ from .models.base import (
     Usage,
 )
 from .result import RunResult, Status, Step
+from .runs.records import PendingCall, RunStore, Verdict
 from .standard import Loop, run, run_sync
 from .state import Continue, Final, Limit, Outcome, Prompt, Reply, RunState, Stop
 from .tools import Tool, tool, tool_from_schema
@@ -42,6 +43,8 @@ from .tools import Tool, tool, tool_from_schema
 if typing.TYPE_CHECKING:
     from .layers.budget import Budget, Price
     from .layers.streaming import LoopStream, RunEnd, StepEnd, StreamEvent, ToolCallFinished, ToolCallResult
+    from .runs.postgres import PostgresRunStore
+    from .runs.sqlite import SQLiteRunStore
 
 __version__ = "0.1.0"
 
@@ -78,6 +81,8 @@ __all__ = [
     "ModelResponse",
     "NestedModelCallError",
     "Outcome",
+    "PendingCall",
+    "PostgresRunStore",
     "Price",
     "Prompt",
     "RecordingSink",
@@ -86,6 +91,8 @@ __all__ = [
     "RunEnd",
     "RunResult",
     "RunState",
+    "RunStore",
+    "SQLiteRunStore",
     "ScriptError",
     "Status",
     "Step",
@@ -107,6 +114,7 @@ __all__ = [
     "TranscriptError",
     "Unfinished",
     "Usage",
+    "Verdict",
     "WindowPolicy",
     "check_transcript",
     "new_trace_id",
@@ -116,21 +124,23 @@ __all__ = [
     "tool_from_schema",
 ]
 
-_LATER = {  # loaded on first use: most runs are neither budgeted nor streamed
-    "Budget": "budget",
-    "Price": "budget",
-    "LoopStream": "streaming",
-    "RunEnd": "streaming",
-    "StepEnd": "streaming",
-    "StreamEvent": "streaming",
-    "ToolCallFinished": "streaming",
-    "ToolCallResult": "streaming",
+_LATER = {  # loaded on first use: most runs are neither budgeted, streamed nor stored
+    "Budget": "layers.budget",
+    "Price": "layers.budget",
+    "LoopStream": "layers.streaming",
+    "RunEnd": "layers.streaming",
+    "StepEnd": "layers.streaming",
+    "StreamEvent": "layers.streaming",
+    "ToolCallFinished": "layers.streaming",
+    "ToolCallResult": "layers.streaming",
+    "PostgresRunStore": "runs.postgres",
+    "SQLiteRunStore": "runs.sqlite",
 }
 
 
 def __getattr__(name: str) -> object:
     if name in _LATER:
-        return getattr(importlib.import_module(f".layers.{_LATER[name]}", __name__), name)
+        return getattr(importlib.import_module(f".{_LATER[name]}", __name__), name)
     raise AttributeError(f"module 'minloop' has no attribute {name!r}")
 
 

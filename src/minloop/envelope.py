@@ -29,6 +29,8 @@ ErrorCode: TypeAlias = Literal[
     "ERR_TOOL_REPEATED",
     "ERR_TOOL_DENIED",
     "ERR_TOOL_BUDGET",
+    "ERR_TOOL_IN_DOUBT",
+    "ERR_TOOL_NOT_STORED",
 ]
 
 

@@ -15,7 +15,13 @@ configuration, a model endpoint that cannot be reached.
     ├── NestedModelCallError     a model was called from inside a tool (tools never call an LLM)
     ├── ScriptError              a scripted test model was used differently from its script
     ├── MissingDependencyError   an optional extra is not installed (message has the hint)
-    └── MCPConnectionError       an MCP server cannot be started or reached (server and cause named)
+    ├── MCPConnectionError       an MCP server cannot be started or reached (server and cause named)
+    └── RunError                 a stored run cannot be resumed or changed as asked (run named)
+        ├── RunNotFoundError     no run has this id in the store
+        ├── RunConflictError     the run has ended, another process holds it, or a decision is for
+        │                        a call that is not waiting for one
+        ├── RunMismatchError     the resuming loop lacks a tool the run used, or its schema changed
+        └── RunCorruptError      a stored row cannot be read (damaged, or from a newer minloop)
 """
 
 from __future__ import annotations
@@ -29,6 +35,11 @@ __all__ = [
     "ModelHTTPError",
     "ModelLoadError",
     "NestedModelCallError",
+    "RunConflictError",
+    "RunCorruptError",
+    "RunError",
+    "RunMismatchError",
+    "RunNotFoundError",
     "ScriptError",
     "ToolDefinitionError",
     "TranscriptError",
@@ -100,3 +111,30 @@ class MissingDependencyError(MinloopError, ImportError):
 
 class MCPConnectionError(MinloopError, ConnectionError):
     """An MCP server cannot be started, reached or initialised; the message names it and why."""
+
+
+class RunError(MinloopError):
+    """A stored run cannot be resumed or changed as asked; ``run_id`` names it. Raised before
+    anything is changed: the stored run is as it was."""
+
+    def __init__(self, run_id: str, message: str) -> None:
+        self.run_id = run_id
+        super().__init__(f"run {run_id}: {message}")
+
+
+class RunNotFoundError(RunError, LookupError):
+    """No run with this id is in the store."""
+
+
+class RunConflictError(RunError):
+    """The run cannot be taken now: it has ended, another process is driving it, or the
+    decisions given are for calls that are not waiting for one."""
+
+
+class RunMismatchError(RunError):
+    """The resuming loop does not have the tools the run was started with (missing, renamed,
+    or with another schema)."""
+
+
+class RunCorruptError(RunError):
+    """A stored row cannot be read: it is damaged, or was written by a newer minloop."""

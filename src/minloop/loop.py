@@ -100,9 +100,9 @@ class BaseLoop:
             self.registry, c.fallback, trace_id, log, {}, c.repeat_limit, c.max_result_chars, self.redact
         )
         deadline = None if self.time_budget is None else time.monotonic() + self.time_budget
-        return self.resume(RunState(messages, trace_id, log, calls, self.model, c, deadline), layers)
+        return self.drive(RunState(messages, trace_id, log, calls, self.model, c, deadline), layers)
 
-    def resume(self, state: RunState, layers: Sequence[Layer] = ()) -> LoopRun:
+    def drive(self, state: RunState, layers: Sequence[Layer] = ()) -> LoopRun:
         """Drive ``state`` (a new run, or one rebuilt at a step boundary) from its next step."""
         stack = self.stack.outside(layers)
         if stack.wraps_tools:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, is_dataclass
 from typing import Any, Literal, TypeAlias
 
 from pydantic_core import to_jsonable_python
@@ -12,7 +12,7 @@ from .execute import ToolResult
 from .messages import Message, ToolCall
 from .models.base import ToolChoice, Usage
 
-__all__ = ["RunResult", "Status", "Step"]
+__all__ = ["RunResult", "Status", "Step", "step_dict", "step_of"]
 
 Status: TypeAlias = Literal[
     "success",
@@ -23,6 +23,7 @@ Status: TypeAlias = Literal[
     "timeout",
     "cancelled",
     "context_overflow",
+    "paused",
 ]
 """``success``: the model answered. ``max_steps_exceeded``: the step budget ran out before an
 answer. ``model_error``: the model call itself failed after retries (``RunResult.error`` holds
@@ -33,7 +34,9 @@ tool calls, cost) would be exceeded by the next call (``RunResult.error`` names 
 ``output_invalid``: with a typed ``output``, the answer still did not validate on a call made
 with tools off after decision decay, or an answer check ended the run with a statement in its
 place (the embedded model's "the tools I have did not provide the information"): ``success``
-always comes with a validated ``output_value``."""
+always comes with a validated ``output_value``. ``paused``: a call needs a person's decision
+(approval, or a call that may or may not have run before a crash); ``RunResult.pending`` lists
+them, and the run goes on when resumed from its store."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +73,7 @@ class RunResult:
     output_value: Any = None
     forced_by: str | None = None
     cost: float | None = None
+    pending: tuple[Any, ...] = ()  # with status "paused": the calls waiting for a decision
 
     @property
     def ok(self) -> bool:
@@ -113,19 +117,20 @@ class RunResult:
             "model_calls": self.model_calls,
             "tool_calls": self.tool_calls,
             "cost": self.cost,
-            "steps": [_step_dict(s) for s in self.steps],
+            "pending": [to_jsonable_python(p, fallback=str) for p in self.pending],
+            "steps": [step_dict(s) for s in self.steps],
             "messages": self.messages,
         }
 
 
-def _step_dict(step: Step) -> dict[str, Any]:
+def step_dict(step: Step) -> dict[str, Any]:
     return {
         "index": step.index,
         "decision": step.decision,
         "valid": step.valid,
         "tool_choice": step.tool_choice,
         "control": step.control,
-        "context": asdict(step.context) if step.context else None,
+        "context": _plain(step.context),
         "model_latency": round(step.model_latency, 4),
         "tool_latency": round(step.tool_latency, 4),
         "usage": asdict(step.usage),
@@ -133,3 +138,25 @@ def _step_dict(step: Step) -> dict[str, Any]:
         "results": [asdict(r) for r in step.results],
         "message": step.message,
     }
+
+
+def _plain(value: Any) -> Any:
+    return asdict(value) if is_dataclass(value) and not isinstance(value, type) else value
+
+
+def step_of(data: dict[str, Any]) -> Step:
+    """A ``Step`` from its ``to_dict`` form (how a stored run keeps its steps)."""
+    return Step(
+        index=data["index"],
+        decision=data["decision"],
+        message=data["message"],
+        tool_calls=tuple(ToolCall(**c) for c in data["tool_calls"]),
+        results=tuple(ToolResult(**r) for r in data["results"]),
+        model_latency=data["model_latency"],
+        tool_latency=data["tool_latency"],
+        usage=Usage(**data["usage"]),
+        tool_choice=data["tool_choice"],
+        control=data["control"],
+        valid=data["valid"],
+        context=data["context"],
+    )

@@ -1,18 +1,19 @@
 """``Loop``: the four steps with the built-in layers, installed from keywords.
 
 ``Loop(model, tools, budget=..., output=..., context=..., answer_at_limit=..., approve=...,
-sinks=..., layers=[...])`` is ``BaseLoop`` (``minloop.loop``) with these layers, outermost
-first: tracing (``sinks``), the context policy (``context``), the model's own answer check,
-typed output (``output``), the budget (``budget``), the answer at the limit
-(``answer_at_limit``), approval (for tools that need it), then the caller's ``layers`` in
-their order. A keyword left at its default installs nothing and costs nothing.
+sinks=..., store=..., layers=[...])`` is ``BaseLoop`` (``minloop.loop``) with these layers,
+outermost first: tracing (``sinks``), the context policy (``context``), the model's own answer
+check, typed output (``output``), durable runs (``store``, which also decides approvals), the
+budget (``budget``), the answer at the limit (``answer_at_limit``), approval (for tools that
+need it, without a store), then the caller's ``layers`` in their order. A keyword left at its
+default installs nothing and costs nothing.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from .exceptions import MinloopError
 from .layer import Layer
@@ -27,9 +28,12 @@ from .models.base import Model
 from .result import RunResult
 from .tools import Tool
 
-if TYPE_CHECKING:  # budgets, typed output and streaming load when a loop first uses them
+if TYPE_CHECKING:  # budgets, typed output, streaming and run stores load when a loop first uses them
+    from .driver import LoopRun
     from .layers.budget import Budget
     from .layers.streaming import LoopStream
+    from .runs.records import RunStore
+    from .runs.resume import Decisions
 
 __all__ = ["Loop", "run", "run_sync", "standard_layers"]
 
@@ -51,7 +55,11 @@ class Loop(BaseLoop):
     (``minloop.layers.budget``); ``answer_at_limit`` asks, tools off, for an answer at
     ``max_steps`` or the budget instead of stopping without one. The answer check is
     ``controls.answer_check``, else the model's own ``answer_check`` if it has one (the embedded
-    model's evidence check), combined with the typed output's. ``layers`` are the caller's own
+    model's evidence check), combined with the typed output's. ``store`` (a run store,
+    ``minloop.runs``) makes runs durable: a call needing approval with no decision pauses the
+    run, and ``resume`` goes on with it in any process that shares the store; ``in_doubt`` says
+    what a resumed run does with a call that may or may not have run before a crash
+    (``"report"`` it to the model, or ``"pause"`` for a person). ``layers`` are the caller's own
     (``minloop.layer``), inside the built-in ones.
     """
 
@@ -61,9 +69,46 @@ class Loop(BaseLoop):
     output: Any = None
     budget: Budget | None = None
     answer_at_limit: bool = False
+    store: RunStore | None = None
+    in_doubt: Literal["report", "pause"] = "report"
 
     def installed(self) -> list[Layer]:
         return [*standard_layers(self), *self.layers]
+
+    def iter_resume(self, run_id: str, decisions: Decisions | None = None, *, by: str | None = None,
+                    layers: Sequence[Layer] = ()) -> LoopRun:  # fmt: skip
+        """Take the stored run ``run_id`` and drive it on from where it was, one step at a time.
+        ``decisions`` (by call id: ``True``, ``False`` or a ``Verdict``) settle pending calls;
+        ``by`` names who decided (the trace records it)."""
+        from .runs.resume import resume
+
+        return resume(self, run_id, decisions, by=by, layers=layers)
+
+    async def resume(
+        self, run_id: str, decisions: Decisions | None = None, *, by: str | None = None
+    ) -> RunResult:
+        """``iter_resume`` driven to the end: the run's result (it may pause again)."""
+        run = self.iter_resume(run_id, decisions, by=by)
+        async for _ in run:
+            pass
+        assert run.result is not None
+        return run.result
+
+    def resume_sync(
+        self, run_id: str, decisions: Decisions | None = None, *, by: str | None = None
+    ) -> RunResult:
+        """Blocking ``resume``."""
+        import asyncio
+
+        return asyncio.run(self.resume(run_id, decisions, by=by))
+
+    def stream_resume(
+        self, run_id: str, decisions: Decisions | None = None, *, by: str | None = None
+    ) -> LoopStream:
+        """``iter_resume``, watched as it happens (see ``stream``)."""
+        from .layers.streaming import LoopStream
+
+        return LoopStream(lambda layers: self.iter_resume(run_id, decisions, by=by, layers=layers))
 
     def stream(self, prompt: str | Sequence[Message]) -> LoopStream:
         """Start a run to watch as it happens: ``async with loop.stream(...) as events:
@@ -91,6 +136,12 @@ def standard_layers(loop: Loop) -> list[Layer]:
 
         structured = bool(getattr(loop.model, "structured_output", False))
         layers.append(TypedOutput(OutputSpec.of(loop.output), structured))
+    if loop.store is not None:
+        from .runs.durable import Durable
+        from .runs.resume import fingerprint
+
+        layers.append(Durable(loop.store, fingerprint(loop.registry), approve=loop.approve, redact=loop.redact,
+                              in_doubt=loop.in_doubt))  # fmt: skip
     if loop.budget is not None:
         from .layers.budget import Budget, Budgeting
 
@@ -103,7 +154,7 @@ def standard_layers(loop: Loop) -> list[Layer]:
     if loop.answer_at_limit:
         layers.append(AnswerAtLimit())
     tools = [*loop.registry.values(), loop.controls.fallback]
-    if any(t.needs_approval for t in tools):
+    if loop.store is None and any(t.needs_approval for t in tools):
         layers.append(Approval(loop.approve))
     return layers
 

@@ -60,7 +60,9 @@ class Tool:
     by ``output`` (a Pydantic model) or ``output_schema`` (a JSON schema), when given.
     ``timeout`` is the hard limit in seconds (default ``1.5 * sla``, else ``DEFAULT_TIMEOUT``).
     ``server`` names where the tool runs when that is not this process (an MCP server): traces
-    and the live view show it.
+    and the live view show it. ``idempotent`` says a call may safely run twice (a read, or a
+    write that sets rather than adds): a resumed run repeats such a call when it cannot know
+    whether it finished.
     """
 
     name: str
@@ -77,6 +79,7 @@ class Tool:
     input_schema: Mapping[str, Any] | None = None
     output_schema: Mapping[str, Any] | None = None
     server: str | None = None
+    idempotent: bool = False
     _arg_schema: Mapping[str, Any] | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -159,6 +162,7 @@ class ToolOptions(TypedDict, total=False):
     timeout: float
     needs_approval: bool
     keep_fields: Sequence[str]
+    idempotent: bool
 
 
 @overload
@@ -179,7 +183,8 @@ def tool(
     ``sla``, else 30 s). ``needs_approval=True`` runs the tool only when the loop's approval
     callback says yes (denied otherwise, with ``ERR_TOOL_DENIED``). ``keep_fields`` keeps only
     those keys of a dict result (noise fields never reach the model); a declared ``output``
-    model already keeps only its own fields.
+    model already keeps only its own fields. ``idempotent=True`` says a call may safely run
+    twice (a resumed run may repeat it when it cannot know whether it finished).
     """
     unknown = set(options) - set(ToolOptions.__annotations__)
     if unknown:
@@ -218,6 +223,7 @@ def _build(fn: Callable[..., Any], options: ToolOptions) -> Tool:
         needs_approval=options.get("needs_approval", False),
         keep_fields=tuple(keep) if keep is not None else None,
         is_async=inspect.iscoroutinefunction(fn),
+        idempotent=options.get("idempotent", False),
     )
 
 
@@ -232,6 +238,7 @@ def tool_from_schema(
     timeout: float | None = None,
     needs_approval: bool = False,
     server: str | None = None,
+    idempotent: bool = False,
 ) -> Tool:
     """A ``Tool`` described by a JSON schema rather than by a Python signature.
 
@@ -242,7 +249,7 @@ def tool_from_schema(
     treated as closed when checking: arguments it does not list are refused, like ``@tool``
     refuses them; write ``"additionalProperties": true`` to accept any. Results are checked
     against ``output_schema`` when given (``ERR_TOOL_SCHEMA_MISMATCH`` otherwise). Timeouts,
-    ``sla`` and ``needs_approval`` mean what they mean for ``@tool``. Both schemas are
+    ``sla``, ``needs_approval`` and ``idempotent`` mean what they mean for ``@tool``. Both schemas are
     checked here: an invalid one raises ``ToolDefinitionError``.
     """
     if not _NAME_RE.match(name):
@@ -262,6 +269,7 @@ def tool_from_schema(
         needs_approval=needs_approval,
         is_async=inspect.iscoroutinefunction(fn),
         server=server,
+        idempotent=idempotent,
     )
     assert made._arg_schema is not None
     compile_schema(made._arg_schema, f"tool {name!r} parameters")

@@ -3,6 +3,8 @@
 ``approve(call)``, sync or async, is asked before each such call, once its arguments are
 valid; ``call.name`` and ``call.arguments`` (a JSON string) say what would run. Only ``True``
 runs it; anything else, or no approver at all, denies it: the model reads ``ERR_TOOL_DENIED``.
+With a run store (``Loop(store=...)``), ``None`` means "no decision here": the run pauses
+until someone decides (``minloop.runs``).
 """
 
 from __future__ import annotations
@@ -17,9 +19,9 @@ from ..messages import ToolCall
 from ..state import RunState
 from ..tools import Tool
 
-__all__ = ["Approval", "Approver"]
+__all__ = ["DENIED", "Approval", "Approver", "ask"]
 
-Approver: TypeAlias = Callable[[ToolCall], "bool | Awaitable[bool]"]
+Approver: TypeAlias = Callable[[ToolCall], "bool | Awaitable[bool | None] | None"]
 DENIED = "the user did not approve this call; do not retry it"
 
 
@@ -34,9 +36,14 @@ class Approval(Layer):
     async def wrap_tool(self, run: RunState, call: ToolCall, tool: Tool, execute: Execute) -> Any:
         if not tool.needs_approval:
             return await execute()
-        verdict = self.approve(call) if self.approve is not None else False
-        if inspect.isawaitable(verdict):
-            verdict = await verdict
-        if verdict is not True:
+        if await ask(self.approve, call) is not True:
             raise ToolFailure("ERR_TOOL_DENIED", DENIED)
         return await execute()
+
+
+async def ask(approve: Approver | None, call: ToolCall) -> bool | None:
+    """What ``approve`` says of ``call``: ``True``, ``False``, or ``None`` for no decision."""
+    verdict = approve(call) if approve is not None else None
+    if inspect.isawaitable(verdict):
+        verdict = await verdict
+    return None if verdict is None else verdict is True

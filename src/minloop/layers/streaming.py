@@ -228,10 +228,15 @@ class LoopStream:
     underlying ``LoopRun`` (its ``messages`` are the live transcript).
     """
 
-    def __init__(self, loop: BaseLoop, prompt: str | Sequence[Message]) -> None:
+    def __init__(
+        self, start: BaseLoop | Callable[[list[Layer]], LoopRun], prompt: str | Sequence[Message] = ""
+    ) -> None:
         self._queue = _Channel(BUFFER)
         self._task: asyncio.Task[None] | None = None
-        self.run: LoopRun = loop.iter(prompt, layers=[Streaming(self._queue.put)])
+        layers: list[Layer] = [Streaming(self._queue.put)]
+        self.run: LoopRun = (
+            start.iter(prompt, layers=layers) if isinstance(start, BaseLoop) else start(layers)
+        )
 
     @property
     def trace_id(self) -> str:

@@ -3,7 +3,7 @@
 ``Loop(..., sinks=[...])`` installs ``Tracing``: it reports what happens through a ``Tracer``
 made per run from the sinks the caller passed in (nothing global). Events, in order::
 
-    run_start
+    run_start (or run_resumed, for a run that goes on from its store)
       step_start, model_request, model_response, [tool_call..., tool_result...], step_end
       ...
     run_end
@@ -29,10 +29,20 @@ from ..models.base import ModelRequest
 from ..result import RunResult, Step
 from ..state import Outcome, Reply, RunState
 
-__all__ = ["Event", "EventKind", "RecordingSink", "TraceSink", "Tracer", "Tracing"]
+__all__ = ["Event", "EventKind", "RecordingSink", "TraceSink", "Tracer", "Tracing", "mark_resumed"]
+
+_RESUMED = object()  # the key, in a run's scratch, of how it was resumed
+
+
+def mark_resumed(run: RunState, how: dict[str, Any]) -> None:
+    """Say that ``run`` goes on from a store: its trace gets ``run_resumed`` (with ``how``: the
+    step it goes on from and the decisions made) instead of ``run_start``."""
+    run.scratch[id(_RESUMED)] = how
+
 
 EventKind: TypeAlias = Literal[
     "run_start",
+    "run_resumed",
     "step_start",
     "model_request",
     "model_response",
@@ -124,6 +134,10 @@ class Tracing(Layer):
         return run.local(self, lambda: Tracer(run.trace_id, self.sinks, self.redact))
 
     def start(self, run: RunState) -> None:
+        resumed = run.scratch.get(id(_RESUMED))
+        if resumed is not None:
+            self.tracer(run).emit("run_resumed", run.index, **resumed)
+            return
         model = getattr(run.model, "name", type(run.model).__name__)
         tools = sorted(run.tools)
         self.tracer(run).emit("run_start", 0, model=model, tools=tools, max_steps=self.max_steps,
@@ -181,5 +195,6 @@ class Tracing(Layer):
             model_calls=result.model_calls,
             tool_calls=result.tool_calls,
             cost=result.cost,
+            pending=to_jsonable_python(result.pending, fallback=str),
         )
         return result

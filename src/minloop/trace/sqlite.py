@@ -57,7 +57,7 @@ CREATE TABLE IF NOT EXISTS runs (
 );
 CREATE INDEX IF NOT EXISTS runs_by_start ON runs (started);
 """
-RUN_KINDS = frozenset({"run_start", "step_end", "run_end"})
+RUN_KINDS = frozenset({"run_start", "run_resumed", "step_end", "run_end"})
 
 
 def default_path(env: Mapping[str, str] | None = None) -> Path:
@@ -109,6 +109,8 @@ def advance(summary: RunSummary | None, event: Event) -> RunSummary:
     if event.kind == "run_start":
         prompt = _prompt_text(d.get("messages"))
         return replace(s, started=event.time, model=str(d.get("model", "")), prompt=prompt)
+    if event.kind == "run_resumed":  # the run goes on (from its store): it has not ended
+        return replace(s, ended=None, status="running", error=None)
     if event.kind == "step_end":
         usage = d.get("usage") or {}
         return replace(
@@ -164,7 +166,14 @@ class SQLiteSink:
                 (event.trace_id, event.kind, event.step, event.time, data),
             )
             if event.kind in RUN_KINDS:
-                summary = advance(self._runs.get(event.trace_id), event)
+                known = self._runs.get(event.trace_id)
+                if known is None and event.kind != "run_start":  # a run resumed in this process
+                    row = self._conn.execute(
+                        f"SELECT {RUN_COLUMNS} FROM runs WHERE trace_id = ?", (event.trace_id,)
+                    )
+                    found = row.fetchone()
+                    known = RunSummary(*found) if found else None
+                summary = advance(known, event)
                 if event.kind == "run_end":
                     self._runs.pop(event.trace_id, None)
                 else:

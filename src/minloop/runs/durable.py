@@ -1,0 +1,254 @@
+"""Durable runs: ``Durable``, the layer that writes a run to its store as it goes.
+
+It records the run when it starts, the model's reply as soon as it comes, each tool call
+before it runs and when it finishes (with its outcome), and the state at every step boundary.
+A call to a tool that needs approval, with no decision at hand, pauses the run (status
+``paused``, the calls in ``RunResult.pending``) before anything of that step runs. A resumed
+run (``minloop.runs.resume``) goes through the same hooks: a recorded reply is used instead of
+a new model call, a recorded outcome instead of running the call again, and a call that started
+but never finished is *in doubt*: run again only if its tool is idempotent, otherwise reported
+to the model as ``ERR_TOOL_IN_DOUBT`` (or, with ``in_doubt="pause"``, left for a person).
+
+Store rows hold only what the redactor leaves: a call whose arguments held a secret cannot be
+run after a resume (``ERR_TOOL_NOT_STORED``), and a resumed run reads its transcript redacted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any, ClassVar, Literal
+
+from pydantic_core import to_jsonable_python
+
+from ..decision import CallTools, Decision
+from ..exceptions import RunConflictError
+from ..execute import ToolFailure, check_output, parse_arguments
+from ..layer import CallModel, Execute, Layer, StopRun
+from ..layers.approval import DENIED, Approver, ask
+from ..messages import ToolCall
+from ..models.base import ModelRequest, ModelResponse, Usage
+from ..result import RunResult, Step
+from ..state import Outcome, Reply, RunState
+from ..tools import Tool
+from .checkpoint import Snapshots
+from .owner import this_process
+from .records import CallRecord, PendingCall, RunStore, Verdict
+
+__all__ = ["IN_DOUBT", "NOT_STORED", "Durable"]
+
+IN_DOUBT = (
+    "this call may or may not have happened: the process running it stopped before it returned. "
+    "Check before repeating it"
+)
+NOT_STORED = (
+    "this call was not run: its arguments held a secret, which is never stored, and the run was "
+    "resumed from its store. Make the call again if it is still needed"
+)
+
+
+@dataclass
+class _Run:
+    """What the layer keeps for one run."""
+
+    owner: str
+    snapshots: Snapshots
+    resumed: bool = False
+    reply: dict[str, Any] | None = None  # the step in progress's recorded reply
+    calls: dict[tuple[int, str], CallRecord] = field(default_factory=dict)
+    scrubbed: set[str] = field(default_factory=set)  # calls of that reply whose arguments were redacted
+    pending: list[PendingCall] = field(default_factory=list)
+    lost: bool = False
+
+
+class Durable(Layer):
+    """Writes each run to ``store``; decides approvals (``approve``, sync or async, returning
+    ``True``, ``False``, or ``None`` for no decision: the run pauses). ``tools`` is the
+    fingerprint of the loop's tools (name to schema digest), checked when a run is resumed."""
+
+    approves: ClassVar[bool] = True
+
+    def __init__(self, store: RunStore, tools: dict[str, str], *, approve: Approver | None = None,
+                 redact: Callable[[Any], Any] | None = None, lease: float = 30.0,
+                 in_doubt: Literal["report", "pause"] = "report", tag: str | None = None) -> None:  # fmt: skip
+        self.store, self.tools, self.approve, self.redact = store, tools, approve, redact
+        self.lease, self.in_doubt, self.tag = lease, in_doubt, tag
+
+    def of(self, run: RunState) -> _Run:
+        return run.local(self, lambda: _Run(this_process(), Snapshots(self.redact)))
+
+    def _until(self) -> float:
+        return time.time() + self.lease
+
+    def _write(self, run: RunState, r: _Run, write: Callable[..., None], *args: Any) -> None:
+        if r.lost:
+            raise StopRun("cancelled", "another process took this run over")
+        try:
+            write(run.trace_id, r.owner, *args)
+        except RunConflictError:
+            r.lost = True
+            raise StopRun("cancelled", "another process took this run over") from None
+
+    def start(self, run: RunState) -> None:
+        r = self.of(run)
+        if r.resumed:
+            return
+        prompt = next((m.get("content") for m in reversed(run.messages) if m.get("role") == "user"), "")
+        state = r.snapshots.of(run)
+        self.store.create(
+            run.trace_id, r.owner, self._until(), self.tools, state, str(self.redact_(prompt)), self.tag
+        )
+
+    def redact_(self, value: Any) -> Any:
+        return self.redact(value) if self.redact is not None else value
+
+    async def wrap_model(self, run: RunState, request: ModelRequest, call: CallModel) -> Reply:
+        r = self.of(run)
+        if r.reply is not None and r.reply.get("step") == run.index:
+            recorded = r.reply
+            return Reply(ModelResponse(recorded["message"], Usage(**recorded["usage"])), recorded["latency"])
+        reply = await self._renewing(run, r, call(request))
+        message = reply.response.message
+        stored = self.redact_(message)
+        scrubbed = [c.get("id") for c, s in zip(message.get("tool_calls") or (), stored.get("tool_calls") or ())
+                    if c != s]  # fmt: skip
+        body = {
+            "message": stored,
+            "usage": asdict(reply.response.usage),
+            "latency": reply.latency,
+            "scrubbed": scrubbed,
+        }
+        self._write(run, r, self.store.put_reply, self._until(), run.index, body)
+        return reply
+
+    async def after_model(self, run: RunState, reply: Reply, decision: Decision) -> Decision:
+        if not isinstance(decision, CallTools):
+            return decision
+        r = self.of(run)
+        waiting = [p for c in decision.calls if (p := await self._pending(run, r, c)) is not None]
+        if waiting:
+            for record in waiting:
+                self._write(run, r, self.store.put_call, self._until(), record)
+            r.pending = [p.pending() for p in waiting]
+            names = ", ".join(f"{p.name} ({p.call_id})" for p in waiting)
+            raise StopRun("paused", f"waiting for a decision on {len(waiting)} call(s): {names}")
+        return decision
+
+    async def _pending(self, run: RunState, r: _Run, call: ToolCall) -> CallRecord | None:
+        """The call's record as pending, when it needs a decision nobody has made."""
+        tool = run.tools.get(call.name)
+        record = r.calls.get((run.index, call.id))
+        if tool is None or (
+            record is not None and (record.phase == "finished" or record.verdict is not None)
+        ):
+            return None
+        doubt = record is not None and record.phase == "started" and not tool.idempotent
+        if not (tool.needs_approval or (doubt and self.in_doubt == "pause")):
+            return None
+        try:
+            parse_arguments(tool, call.arguments)
+        except ToolFailure:
+            return None  # the model reads what is wrong with the arguments; nobody is asked
+        said = await ask(self.approve, call) if tool.needs_approval and not doubt else None
+        arguments = self.redact_(call.arguments)
+        if said is not None:
+            verdict = Verdict(said, None, "approve callback", time.time())
+            decided = CallRecord(run.index, call.id, call.name, arguments, "decided", verdict, why="approval")
+            r.calls[(run.index, call.id)] = decided
+            self._write(run, r, self.store.put_call, self._until(), decided)
+            return None
+        return CallRecord(
+            run.index, call.id, call.name, arguments, "pending", why="in_doubt" if doubt else "approval"
+        )
+
+    async def wrap_tool(self, run: RunState, call: ToolCall, tool: Tool, execute: Execute) -> Any:
+        r, key = self.of(run), (run.index, call.id)
+        record = r.calls.get(key)
+        if record is not None and record.phase == "finished" and record.outcome is not None:
+            return _replayed(record.outcome)
+        base = CallRecord(run.index, call.id, call.name, self.redact_(call.arguments), "started",
+                          None if record is None else record.verdict, why=None if record is None else record.why)  # fmt: skip
+        try:
+            self._admit(r, call, tool, record)
+            self._write(run, r, self.store.put_call, self._until(), base)
+            payload = check_output(tool, await self._renewing(run, r, execute()))
+        except ToolFailure as failure:
+            outcome = {
+                "failure": {"code": failure.code, "message": failure.message, "details": failure.details}
+            }
+            self._write(
+                run, r, self.store.put_call, self._until(), replace(base, phase="finished", outcome=outcome)
+            )
+            raise
+        outcome = {"value": self.redact_(to_jsonable_python(payload, fallback=str))}
+        self._write(
+            run, r, self.store.put_call, self._until(), replace(base, phase="finished", outcome=outcome)
+        )
+        return payload
+
+    def _admit(self, r: _Run, call: ToolCall, tool: Tool, record: CallRecord | None) -> None:
+        """Raise ``ToolFailure`` for a call that must not run now."""
+        verdict = None if record is None else record.verdict
+        if verdict is not None and not verdict.approve:
+            text = IN_DOUBT if record is not None and record.why == "in_doubt" else DENIED
+            raise ToolFailure(
+                "ERR_TOOL_IN_DOUBT" if text is IN_DOUBT else "ERR_TOOL_DENIED",
+                text if not verdict.reason else f"{text} (the reason given: {verdict.reason})",
+            )
+        if call.id in r.scrubbed:
+            raise ToolFailure("ERR_TOOL_NOT_STORED", NOT_STORED)
+        approved = verdict is not None and verdict.approve
+        if record is not None and record.phase == "started" and not tool.idempotent and not approved:
+            raise ToolFailure("ERR_TOOL_IN_DOUBT", IN_DOUBT)
+        if tool.needs_approval and not approved:
+            raise ToolFailure("ERR_TOOL_DENIED", DENIED)  # a fallback tool, asked in the step itself
+
+    async def after_step(self, run: RunState, step: Step, outcome: Outcome) -> Outcome:
+        r = self.of(run)
+        self._write(run, r, self.store.checkpoint, self._until(), step.index, r.snapshots.of(run))
+        r.calls = {k: v for k, v in r.calls.items() if k[0] > step.index}
+        r.reply = None
+        return outcome
+
+    def end(self, run: RunState, result: RunResult) -> RunResult:
+        r = self.of(run)
+        result = replace(result, pending=tuple(r.pending))
+        if not r.lost:
+            try:
+                self.store.finish(run.trace_id, r.owner, result.status, self.redact_(result.to_dict()))
+            except RunConflictError:
+                r.lost = True
+        return result
+
+    async def _renewing(self, run: RunState, r: _Run, work: Awaitable[Any]) -> Any:
+        """``await work``, renewing the run's lease while it takes long."""
+        loop = asyncio.get_running_loop()
+        tasks: list[asyncio.Task[None]] = []
+
+        def renew() -> None:
+            tasks.append(loop.create_task(asyncio.to_thread(self._renew, run, r)))
+            handle[0] = loop.call_later(self.lease / 3, renew)
+
+        handle = [loop.call_later(self.lease / 3, renew)]
+        try:
+            return await work
+        finally:
+            handle[0].cancel()
+            for task in tasks:
+                task.cancel()
+
+    def _renew(self, run: RunState, r: _Run) -> None:
+        try:
+            self.store.renew(run.trace_id, r.owner, self._until())
+        except RunConflictError:
+            r.lost = True
+
+
+def _replayed(outcome: dict[str, Any]) -> Any:
+    """A recorded outcome, as the call gave it: its value, or its failure raised again."""
+    failure = outcome.get("failure")
+    if failure is not None:
+        raise ToolFailure(failure["code"], failure["message"], **(failure.get("details") or {}))
+    return outcome.get("value")

@@ -1,0 +1,132 @@
+"""What a run store keeps, and the protocol every store follows.
+
+A stored run is one ``runs`` row (its status, who drives it and until when, the tools it was
+started with, its state at the last step boundary, its result once it ended) and the rows of
+the step in progress: the model's reply, once it came, and each tool call with where it got to
+(``pending`` a decision, ``decided``, ``started``, ``finished`` with its outcome). Resuming is
+running the loop again from the last step boundary with the recorded reply and outcomes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, TypeAlias
+
+__all__ = ["CallRecord", "PendingCall", "Phase", "RunRow", "RunStore", "StoredRun", "Verdict"]
+
+SCHEMA_VERSION = 1
+Phase: TypeAlias = Literal["pending", "decided", "started", "finished"]
+ENDED = frozenset({"success", "max_steps_exceeded", "budget_exceeded", "output_invalid", "model_error",
+                   "timeout", "cancelled", "context_overflow"})  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """A person's decision on a call: run it (``approve``) or not, with an optional ``reason``
+    the model reads, ``by`` whom and ``at`` when (seconds since the epoch)."""
+
+    approve: bool
+    reason: str | None = None
+    by: str | None = None
+    at: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"approve": self.approve, "reason": self.reason, "by": self.by, "at": self.at}
+
+
+@dataclass(frozen=True, slots=True)
+class PendingCall:
+    """A call waiting for a decision: ``why`` is ``"approval"`` (its tool needs one) or
+    ``"in_doubt"`` (it started before a crash and may or may not have run)."""
+
+    call_id: str
+    name: str
+    arguments: str
+    step: int
+    why: Literal["approval", "in_doubt"] = "approval"
+
+
+@dataclass(frozen=True, slots=True)
+class CallRecord:
+    """Where one call of the step in progress got to."""
+
+    step: int
+    call_id: str
+    name: str
+    arguments: str
+    phase: Phase
+    verdict: Verdict | None = None
+    outcome: dict[str, Any] | None = None  # {"value": ...} or {"failure": {"code", "message", "details"}}
+    why: str | None = None
+
+    def pending(self) -> PendingCall:
+        return PendingCall(self.call_id, self.name, self.arguments, self.step, self.why or "approval")  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True, slots=True)
+class RunRow:
+    """A run as ``minloop runs`` lists it."""
+
+    run_id: str
+    status: str
+    created: float
+    updated: float
+    owner: str | None = None
+    lease_until: float | None = None
+    steps: int = 0
+    prompt: str = ""
+    pending: int = 0
+    tag: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StoredRun:
+    """Everything a resume needs: the row, the tools, the state at the last step boundary, the
+    reply of the step in progress (if it came) and its calls."""
+
+    row: RunRow
+    schema: int
+    tools: Mapping[str, str]
+    state: dict[str, Any]
+    reply: dict[str, Any] | None = None
+    calls: Sequence[CallRecord] = field(default_factory=tuple)
+    result: dict[str, Any] | None = None
+    version: int = 0  # grows with every change: a resume takes the run only at the version it read
+
+    @property
+    def pending(self) -> list[PendingCall]:
+        return [c.pending() for c in self.calls if c.phase == "pending"]
+
+
+class RunStore(Protocol):
+    """Where runs live between processes. Every write names the ``owner`` that drives the run;
+    a write by anyone else raises ``RunConflictError`` and changes nothing."""
+
+    def create(self, run_id: str, owner: str, lease_until: float, tools: Mapping[str, str],
+               state: dict[str, Any], prompt: str, tag: str | None = None) -> None: ...  # fmt: skip
+
+    def load(self, run_id: str) -> StoredRun: ...
+
+    def claim(self, run_id: str, owner: str, lease_until: float, seen: int,
+              verdicts: Mapping[str, Verdict] = ...) -> None: ...  # fmt: skip
+
+    def renew(self, run_id: str, owner: str, lease_until: float) -> None: ...
+
+    def put_reply(
+        self, run_id: str, owner: str, lease_until: float, step: int, reply: dict[str, Any]
+    ) -> None: ...
+
+    def put_call(self, run_id: str, owner: str, lease_until: float, record: CallRecord) -> None: ...
+
+    def checkpoint(
+        self, run_id: str, owner: str, lease_until: float, step: int, state: dict[str, Any]
+    ) -> None: ...
+
+    def finish(self, run_id: str, owner: str, status: str, result: dict[str, Any]) -> None: ...
+
+    def decide(self, run_id: str, verdicts: Mapping[str, Verdict]) -> None: ...
+
+    def runs(self, limit: int = 100, tag: str | None = None) -> list[RunRow]: ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,244 @@
+"""The run store's SQL, shared by SQLite and PostgreSQL.
+
+Two tables::
+
+    minloop_runs(run_id, status, schema_version, version, created, updated, owner, lease_until,
+                 steps, prompt, tag, tools, state, reply_step, reply, result)
+    minloop_calls(run_id, step, call_id, name, arguments, phase, verdict, outcome, why)
+
+Every write by the process driving a run is conditional on ``owner``: a process that lost the
+run (its lease ran out and another took it) changes nothing and is told so. ``version`` grows
+with every change of a run, so a resume that read version N takes the run only if it is still N.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
+from typing import Any
+
+from ..exceptions import RunConflictError, RunCorruptError, RunNotFoundError
+from .owner import owner_alive
+from .records import ENDED, SCHEMA_VERSION, CallRecord, RunRow, StoredRun, Verdict
+
+__all__ = ["SQLRunStore"]
+
+RUN_COLUMNS = (
+    "run_id, status, schema_version, version, created, updated, owner, lease_until, steps, prompt, tag, "
+    "tools, state, reply_step, reply, result"
+)
+CALL_COLUMNS = "step, call_id, name, arguments, phase, verdict, outcome, why"
+
+
+def tables(real: str) -> list[str]:
+    """The DDL, with ``real`` the name of the floating-point type."""
+    return [
+        f"""CREATE TABLE IF NOT EXISTS minloop_runs (
+            run_id TEXT PRIMARY KEY, status TEXT NOT NULL, schema_version INTEGER NOT NULL,
+            version INTEGER NOT NULL, created {real} NOT NULL, updated {real} NOT NULL, owner TEXT,
+            lease_until {real}, steps INTEGER NOT NULL, prompt TEXT NOT NULL, tag TEXT, tools TEXT NOT NULL,
+            state TEXT NOT NULL, reply_step INTEGER, reply TEXT, result TEXT)""",
+        """CREATE TABLE IF NOT EXISTS minloop_calls (
+            run_id TEXT NOT NULL, step INTEGER NOT NULL, call_id TEXT NOT NULL, name TEXT NOT NULL,
+            arguments TEXT NOT NULL, phase TEXT NOT NULL, verdict TEXT, outcome TEXT, why TEXT,
+            PRIMARY KEY (run_id, step, call_id))""",
+        "CREATE INDEX IF NOT EXISTS minloop_runs_by_update ON minloop_runs (updated)",
+    ]
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+class SQLRunStore:
+    """A run store over one DB-API connection. ``execute(sql, params)`` runs one statement (with
+    ``?`` placeholders) and returns its cursor; ``transaction()`` groups statements. Safe to
+    share between threads and tasks of one process."""
+
+    def __init__(self, execute: Callable[[str, tuple[Any, ...]], Any],
+                 transaction: Callable[[bool], AbstractContextManager[Any]], where: str) -> None:  # fmt: skip
+        self._execute = execute
+        self._transaction = transaction
+        self.where = where
+        self._lock = threading.RLock()
+
+    def _one(self, sql: str, *params: Any) -> Any:
+        with self._lock:
+            return self._execute(sql, params)
+
+    def _owned(self, run_id: str, owner: str, sql: str, *params: Any) -> None:
+        """An UPDATE of ``run_id`` that only its owner may make (``sql`` ends in its WHERE)."""
+        cursor = self._execute(f"{sql} AND owner = ?", (*params, run_id, owner))
+        if cursor.rowcount != 1:
+            raise RunConflictError(run_id, f"this process no longer drives the run (owner {owner})")
+
+    def create(self, run_id: str, owner: str, lease_until: float, tools: Mapping[str, str],
+               state: dict[str, Any], prompt: str, tag: str | None = None) -> None:  # fmt: skip
+        now = time.time()
+        self._one(
+            f"INSERT INTO minloop_runs ({RUN_COLUMNS}) VALUES (?, 'running', ?, 1, ?, ?, ?, ?, 0, ?, ?, ?, ?, NULL, NULL, NULL)",
+            run_id, SCHEMA_VERSION, now, now, owner, lease_until, prompt, tag, _dumps(dict(tools)), _dumps(state),
+        )  # fmt: skip
+
+    def load(self, run_id: str) -> StoredRun:
+        row = self._one(f"SELECT {RUN_COLUMNS} FROM minloop_runs WHERE run_id = ?", run_id).fetchone()
+        if row is None:
+            raise RunNotFoundError(run_id, f"no run with this id in {self.where}")
+        calls = self._one(f"SELECT {CALL_COLUMNS} FROM minloop_calls WHERE run_id = ? ORDER BY step", run_id)
+        return _stored(run_id, row, calls.fetchall())
+
+    def claim(self, run_id: str, owner: str, lease_until: float, seen: int,
+              verdicts: Mapping[str, Verdict] = {}) -> None:  # fmt: skip
+        """Take the run to drive it, if it is still at version ``seen`` and nobody alive holds it;
+        record ``verdicts`` (by call id) on its pending calls in the same transaction."""
+        with self._lock, self._transaction(True):
+            got = self._execute(
+                "SELECT status, version, owner, lease_until FROM minloop_runs WHERE run_id = ?", (run_id,)
+            ).fetchone()
+            if got is None:
+                raise RunNotFoundError(run_id, f"no run with this id in {self.where}")
+            status, version, holder, until = got
+            if version != seen:
+                raise RunConflictError(run_id, "the run changed while it was being resumed; try again")
+            if status in ENDED:
+                raise RunConflictError(run_id, f"the run has ended ({status}); there is nothing to resume")
+            if (
+                holder
+                and holder != owner
+                and until is not None
+                and until > time.time()
+                and owner_alive(holder)
+            ):
+                raise RunConflictError(run_id, f"another process is driving the run ({holder})")
+            taken = self._execute(
+                "UPDATE minloop_runs SET status = 'running', owner = ?, lease_until = ?, version = version + 1, "
+                "updated = ? WHERE run_id = ? AND version = ?",
+                (owner, lease_until, time.time(), run_id, seen),
+            )
+            if taken.rowcount != 1:  # another resume took it between our read and our write
+                raise RunConflictError(run_id, "another process took the run while it was being resumed")
+            for call_id, verdict in verdicts.items():
+                self._execute(
+                    "UPDATE minloop_calls SET phase = 'decided', verdict = ? WHERE run_id = ? AND call_id = ? AND phase = 'pending'",
+                    (_dumps(verdict.to_dict()), run_id, call_id),
+                )  # fmt: skip
+
+    def decide(self, run_id: str, verdicts: Mapping[str, Verdict]) -> None:
+        """Record decisions on a paused run's pending calls, without resuming it."""
+        with self._lock, self._transaction(True):
+            got = self._execute("SELECT status FROM minloop_runs WHERE run_id = ?", (run_id,)).fetchone()
+            if got is None:
+                raise RunNotFoundError(run_id, f"no run with this id in {self.where}")
+            if got[0] != "paused":
+                raise RunConflictError(run_id, f"only a paused run takes decisions; this one is {got[0]}")
+            pending = {r[0] for r in self._execute(
+                "SELECT call_id FROM minloop_calls WHERE run_id = ? AND phase = 'pending'", (run_id,))}  # fmt: skip
+            unknown = sorted(set(verdicts) - pending)
+            if unknown:
+                raise RunConflictError(run_id, f"no call {', '.join(unknown)} is waiting for a decision "
+                                               f"(waiting: {', '.join(sorted(pending)) or 'none'})")  # fmt: skip
+            for call_id, verdict in verdicts.items():
+                self._execute(
+                    "UPDATE minloop_calls SET phase = 'decided', verdict = ? WHERE run_id = ? AND call_id = ?",
+                    (_dumps(verdict.to_dict()), run_id, call_id),
+                )
+            self._execute("UPDATE minloop_runs SET version = version + 1, updated = ? WHERE run_id = ?",
+                          (time.time(), run_id))  # fmt: skip
+
+    def renew(self, run_id: str, owner: str, lease_until: float) -> None:
+        with self._lock:
+            self._owned(
+                run_id, owner, "UPDATE minloop_runs SET lease_until = ? WHERE run_id = ?", lease_until
+            )
+
+    def put_reply(
+        self, run_id: str, owner: str, lease_until: float, step: int, reply: dict[str, Any]
+    ) -> None:
+        with self._lock:
+            self._owned(
+                run_id, owner,
+                "UPDATE minloop_runs SET reply_step = ?, reply = ?, lease_until = ?, version = version + 1, "
+                "updated = ? WHERE run_id = ?",
+                step, _dumps(reply), lease_until, time.time(),
+            )  # fmt: skip
+
+    def put_call(self, run_id: str, owner: str, lease_until: float, record: CallRecord) -> None:
+        verdict = None if record.verdict is None else _dumps(record.verdict.to_dict())
+        outcome = None if record.outcome is None else _dumps(record.outcome)
+        with self._lock, self._transaction(False):
+            self._owned(
+                run_id, owner,
+                "UPDATE minloop_runs SET lease_until = ?, version = version + 1, updated = ? WHERE run_id = ?",
+                lease_until, time.time(),
+            )  # fmt: skip
+            self._execute(
+                f"INSERT INTO minloop_calls (run_id, {CALL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (run_id, step, call_id) DO UPDATE SET phase = excluded.phase, "
+                "verdict = excluded.verdict, outcome = excluded.outcome, why = excluded.why",
+                (run_id, record.step, record.call_id, record.name, record.arguments, record.phase, verdict,
+                 outcome, record.why),
+            )  # fmt: skip
+
+    def checkpoint(
+        self, run_id: str, owner: str, lease_until: float, step: int, state: dict[str, Any]
+    ) -> None:
+        """The state after ``step``; the rows of that step are no longer needed."""
+        with self._lock, self._transaction(False):
+            self._owned(
+                run_id, owner,
+                "UPDATE minloop_runs SET state = ?, steps = ?, reply_step = NULL, reply = NULL, lease_until = ?, "
+                "version = version + 1, updated = ? WHERE run_id = ?",
+                _dumps(state), step, lease_until, time.time(),
+            )  # fmt: skip
+            self._execute("DELETE FROM minloop_calls WHERE run_id = ? AND step <= ?", (run_id, step))
+
+    def finish(self, run_id: str, owner: str, status: str, result: dict[str, Any]) -> None:
+        """The run ended (or paused): its result; nobody drives it any more."""
+        with self._lock:
+            self._owned(
+                run_id, owner,
+                "UPDATE minloop_runs SET status = ?, result = ?, owner = NULL, lease_until = NULL, "
+                "version = version + 1, updated = ? WHERE run_id = ?",
+                status, _dumps(result), time.time(),
+            )  # fmt: skip
+
+    def runs(self, limit: int = 100, tag: str | None = None) -> list[RunRow]:
+        """Runs, paused ones first, then the most recently changed."""
+        where = "" if tag is None else "WHERE tag = ?"
+        sql = (
+            "SELECT run_id, status, created, updated, owner, lease_until, steps, prompt, tag, "
+            "(SELECT COUNT(*) FROM minloop_calls c WHERE c.run_id = r.run_id AND c.phase = 'pending') "
+            f"FROM minloop_runs r {where} ORDER BY CASE WHEN status = 'paused' THEN 0 ELSE 1 END, updated DESC LIMIT ?"
+        )  # fmt: skip
+        rows = self._one(sql, *([] if tag is None else [tag]), limit).fetchall()
+        return [RunRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[9], r[8]) for r in rows]
+
+
+def _stored(run_id: str, row: Any, calls: list[Any]) -> StoredRun:
+    _, status, schema, version, created, updated, owner, until, steps, prompt, tag, tools, state, reply_step, reply, result = row  # fmt: skip
+    if not isinstance(schema, int) or schema > SCHEMA_VERSION:
+        raise RunCorruptError(run_id, f"the row was written by a newer minloop (format {schema}, this one reads {SCHEMA_VERSION})")  # fmt: skip
+    try:
+        records = tuple(_call(c) for c in calls)
+        pending = sum(r.phase == "pending" for r in records)
+        stored = StoredRun(
+            RunRow(run_id, status, created, updated, owner, until, steps, prompt, pending, tag),
+            schema, json.loads(tools), json.loads(state),
+            None if reply is None else {**json.loads(reply), "step": reply_step},
+            records, json.loads(result) if result else None, version,
+        )  # fmt: skip
+    except (ValueError, TypeError, KeyError) as exc:
+        raise RunCorruptError(run_id, f"a stored row cannot be read: {type(exc).__name__}: {exc}") from None
+    if not isinstance(stored.state, dict) or not isinstance(stored.state.get("messages"), list):
+        raise RunCorruptError(run_id, "the stored state has no message list")
+    return stored
+
+
+def _call(row: Any) -> CallRecord:
+    step, call_id, name, arguments, phase, verdict, outcome, why = row
+    v = json.loads(verdict) if verdict else None
+    return CallRecord(step, call_id, name, arguments, phase, Verdict(**v) if v else None,
+                      json.loads(outcome) if outcome else None, why)  # fmt: skip

@@ -1,0 +1,149 @@
+"""A process that runs (or resumes) one durable run and may kill itself with SIGKILL at a chosen
+moment, for the crash tests and the kill benchmark.
+
+    python durable_child.py STORE COUNTS start [--kill POINT]
+    python durable_child.py STORE COUNTS resume RUN_ID [--decide CALL=yes|no ...]
+
+The run: look up the balance (idempotent), charge 30 (not idempotent), then notify and look up
+the receipt at once, then answer. Every tool appends one line to ``COUNTS/<tool>`` as its side
+effect, flushed to disk before it returns. Kill points: ``model:N`` (inside the model call of
+step N), ``tool:NAME:before`` / ``tool:NAME:after`` (inside a tool, before or after its side
+effect), ``step:N`` (after step N was checkpointed, before step N+1), ``write:K`` (inside the
+K-th store transaction, before it commits). ``--delay S`` makes the model and the tools take S
+seconds each, so that a kill from outside lands anywhere. The run id goes to stdout at once;
+the result's status and messages go to COUNTS/result.json when the run ends.
+``DURABLE_APPROVE=charge`` makes charging need approval.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from minloop import Layer, Loop, ModelRequest, Prompt, RunState, Verdict, tool
+from minloop.runs import open_store
+from minloop.testing import FunctionModel
+
+KILL = os.environ.get("DURABLE_KILL", "")
+DELAY = float(os.environ.get("DURABLE_DELAY", "0"))
+GUARDED = os.environ.get("DURABLE_APPROVE") == "charge"  # charging needs a person's approval
+
+
+def die(point: str) -> None:
+    if KILL == point:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def effect(counts: Path, name: str, line: str) -> None:
+    die(f"tool:{name}:before")
+    with open(counts / name, "a", encoding="utf-8") as f:
+        f.write(line + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+    die(f"tool:{name}:after")
+
+
+def build(counts: Path, store: Any) -> Loop:
+    @tool(idempotent=True)
+    async def lookup(q: str) -> dict[str, Any]:
+        """Look something up."""
+        await asyncio.sleep(DELAY)
+        effect(counts, "lookup", q)
+        return {"q": q, "value": 500 if q == "balance" else "r-1"}
+
+    @tool(needs_approval=GUARDED)
+    async def charge(amount: int) -> str:
+        """Charge the card."""
+        await asyncio.sleep(DELAY)
+        effect(counts, "charge", str(amount))
+        return f"charged {amount}"
+
+    @tool
+    async def notify(text: str) -> str:
+        """Tell the user."""
+        await asyncio.sleep(DELAY)
+        effect(counts, "notify", text)
+        return "sent"
+
+    async def decide(request: ModelRequest) -> Any:
+        results = sum(m["role"] == "tool" for m in request.messages)
+        step = sum(m["role"] == "assistant" for m in request.messages) + 1
+        await asyncio.sleep(DELAY)
+        die(f"model:{step}")
+        plan: dict[int, Any] = {
+            0: {"role": "assistant", "content": None, "tool_calls": [_call("lookup", {"q": "balance"})]},
+            1: {"role": "assistant", "content": None, "tool_calls": [_call("charge", {"amount": 30})]},
+            2: {"role": "assistant", "content": None,
+                "tool_calls": [_call("notify", {"text": "charged 30"}), _call("lookup", {"q": "receipt"})]},
+        }  # fmt: skip
+        return plan.get(results, "Charged 30; the receipt is r-1.")
+
+    class Killer(Layer):
+        async def before_model(self, run: RunState, prompt: Prompt) -> Prompt:
+            die(f"step:{run.index - 1}")
+            return prompt
+
+    return Loop(FunctionModel(decide, name="plan"), [lookup, charge, notify], max_steps=6, store=store,
+                layers=[Killer()])  # fmt: skip
+
+
+def _call(name: str, args: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+
+
+def watch_writes(store: Any) -> None:
+    """Count the store's transactions; die inside the chosen one, before it commits."""
+    if not KILL.startswith("write:"):
+        return
+    target, seen = int(KILL.split(":")[1]), [0]
+    inner = store._transaction
+
+    class Dying:
+        def __init__(self, exclusive: bool) -> None:
+            self.cm = inner(exclusive)
+
+        def __enter__(self) -> Any:
+            return self.cm.__enter__()
+
+        def __exit__(self, *exc: Any) -> Any:
+            seen[0] += 1
+            if seen[0] == target and exc[0] is None:
+                os.kill(os.getpid(), signal.SIGKILL)
+            return self.cm.__exit__(*exc)
+
+    store._transaction = Dying
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("store")
+    parser.add_argument("counts", type=Path)
+    parser.add_argument("mode", choices=["start", "resume"])
+    parser.add_argument("run_id", nargs="?")
+    parser.add_argument("--decide", action="append", default=[])
+    args = parser.parse_args()
+    store = open_store(args.store)
+    watch_writes(store)
+    loop = build(args.counts, store)
+    if args.mode == "start":
+        run = loop.iter("Charge 30 for the order and tell me.")
+    else:
+        decisions = {k: Verdict(v == "yes", None if v == "yes" else "not now") for k, v in (d.split("=") for d in args.decide)}
+        run = loop.iter_resume(args.run_id, decisions, by="test")
+    print(run.trace_id, flush=True)
+    async for _ in run:
+        pass
+    assert run.result is not None
+    pending = [p.call_id for p in run.result.pending]
+    out = {"status": run.result.status, "messages": run.result.messages, "error": run.result.error, "pending": pending}
+    (args.counts / "result.json").write_text(json.dumps(out), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main()))
