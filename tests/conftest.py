@@ -54,10 +54,15 @@ def store_address(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     """Where a test's run store lives: a SQLite file, or a fresh database on the PostgreSQL server."""
     if request.param == "sqlite":
         return str(tmp_path / "runs.db")
+    return request.getfixturevalue("postgres_address")
+
+
+@pytest.fixture
+def postgres_address(postgres: Any) -> str:
+    """A fresh, empty database on the session's PostgreSQL server."""
     import psycopg
 
-    server = request.getfixturevalue("postgres")
     name = f"runs_{next(_databases)}"
-    with psycopg.connect(server.dsn, autocommit=True) as conn:
+    with psycopg.connect(postgres.dsn, autocommit=True) as conn:
         conn.execute(f"CREATE DATABASE {name}")
-    return server.dsn.rsplit("/", 1)[0] + f"/{name}"
+    return str(postgres.dsn.rsplit("/", 1)[0] + f"/{name}")

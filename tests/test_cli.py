@@ -130,7 +130,7 @@ def test_unreachable_endpoint_is_a_model_error() -> None:
     assert code == 1 and doc["status"] == "model_error" and "cannot reach" in doc["error"]
 
 
-def test_tools_needing_approval_are_denied_without_a_terminal_and_run_with_yes(
+def test_tools_needing_approval_are_denied_without_a_terminal_or_store_and_run_with_yes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (tmp_path / "danger_tools.py").write_text(
@@ -139,7 +139,7 @@ def test_tools_needing_approval_are_denied_without_a_terminal_and_run_with_yes(
     )
     monkeypatch.chdir(tmp_path)
     codes = []
-    for extra in ([], ["--yes"]):
+    for extra in (["--no-trace"], ["--yes"]):  # with a run store, it would pause (test_runs_cli.py)
         script = [reply(None, call("wipe", {"target": "disk"}, id="c1")), reply("ok")]
         with ChatServer(script) as server:
             code, output = invoke(

@@ -142,6 +142,28 @@ def test_a_resumed_runs_trace_says_where_it_went_on_and_who_decided(store_addres
     assert isinstance(decision["at"], float)
 
 
+def test_the_trace_of_a_paused_then_resumed_run_reads_back_whole(tmp_path: Any) -> None:
+    from minloop.trace.html import render_html
+    from minloop.trace.sqlite import SQLiteSink, Trace, TraceStore
+
+    sink = SQLiteSink(tmp_path / "traces.db")
+    loop = Loop(script(), [transfer, balance], store=open_store(str(tmp_path / "runs.db")), sinks=[sink])
+    paused = loop.run_sync("Send bob 100")
+    waiting = TraceStore(tmp_path / "traces.db").trace(paused.trace_id)
+    assert (waiting.run.status, [p["call_id"] for p in waiting.pending], waiting.resumed) == (
+        "paused",
+        ["call_2_1"],
+        [],
+    )
+    assert "waiting for a decision: transfer" in render_html(waiting)
+    loop.resume_sync(paused.trace_id, {"call_2_1": Verdict(False, "call me first")}, by="ada")
+    trace: Trace = TraceStore(tmp_path / "traces.db").trace(paused.trace_id)
+    assert (trace.run.status, (trace.end or {}).get("status"), trace.pending) == ("success", "success", [])
+    assert [s.index for s in trace.steps] == [1, 2, 3] and all(s.complete for s in trace.steps)
+    page = render_html(trace)
+    assert "resumed at step 2 (it was paused); transfer (call_2_1) denied by ada: call me first" in page
+
+
 def stored_row(store_address: str, run_id: str) -> Any:
     store = open_store(store_address)
     got = store.load(run_id)

@@ -36,7 +36,7 @@ GUARDED = os.environ.get("DURABLE_APPROVE") == "charge"  # charging needs a pers
 
 
 def die(point: str) -> None:
-    if KILL == point:
+    if point == KILL:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
@@ -134,14 +134,22 @@ async def main() -> None:
     if args.mode == "start":
         run = loop.iter("Charge 30 for the order and tell me.")
     else:
-        decisions = {k: Verdict(v == "yes", None if v == "yes" else "not now") for k, v in (d.split("=") for d in args.decide)}
+        decisions = {
+            k: Verdict(v == "yes", None if v == "yes" else "not now")
+            for k, v in (d.split("=") for d in args.decide)
+        }
         run = loop.iter_resume(args.run_id, decisions, by="test")
     print(run.trace_id, flush=True)
     async for _ in run:
         pass
     assert run.result is not None
     pending = [p.call_id for p in run.result.pending]
-    out = {"status": run.result.status, "messages": run.result.messages, "error": run.result.error, "pending": pending}
+    out = {
+        "status": run.result.status,
+        "messages": run.result.messages,
+        "error": run.result.error,
+        "pending": pending,
+    }
     (args.counts / "result.json").write_text(json.dumps(out), encoding="utf-8")
 
 

@@ -38,7 +38,9 @@ class PostgresServer:
     def __init__(self) -> None:
         binaries = pg_bin()
         if binaries is None:
-            raise RuntimeError("PostgreSQL is not installed (Debian package postgresql; scripts/setup.sh installs it)")
+            raise RuntimeError(
+                "PostgreSQL is not installed (Debian package postgresql; scripts/setup.sh installs it)"
+            )
         self.bin = binaries
         self.dir = Path(tempfile.mkdtemp(prefix="minloop-pg-"))
         self.port = _free_port()
@@ -63,7 +65,8 @@ class PostgresServer:
             str(self.bin / "postgres"), "-D", str(data), "-p", str(self.port), "-k", str(self.dir),
             "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "max_connections=50",
         )  # fmt: skip
-        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=open(self.dir / "log", "wb"))
+        with open(self.dir / "log", "wb") as log:  # the server keeps its own copy of the file
+            self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=log)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             try:

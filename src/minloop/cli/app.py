@@ -26,13 +26,14 @@ from ..trace.sqlite import SQLiteSink
 from .batch import batch_command
 from .doctor import doctor_command
 from .eval import eval_bfcl_command
+from .runs import Run, Setup, Start, approve_command, pause_hint, runs_command
 from .trace import replay_command, trace_app
 from .view import LiveView, err, out, show_result
 
 __all__ = ["app"]
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="The minimal agent loop.")
-EXIT_CODES = {"success": 0, "budget_exceeded": 3}
+EXIT_CODES = {"success": 0, "budget_exceeded": 3, "paused": 4}
 
 
 @app.callback()
@@ -82,6 +83,20 @@ MaxTokensOpt = Annotated[
     int | None, typer.Option(min=1, help="Token budget for the run (prompt + completion).")
 ]
 MaxToolCallsOpt = Annotated[int | None, typer.Option(min=0, help="Tool-call budget for the run.")]
+NoInputOpt = Annotated[
+    bool,
+    typer.Option(
+        "--no-input",
+        help="Never ask on the terminal: a call needing approval pauses the run for `minloop approve`.",
+    ),
+]
+StoreOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--store",
+        help="Run store: a SQLite file or a postgresql:// address (default: runs.db beside the trace database).",
+    ),
+]
 AtLimitOpt = Annotated[
     bool, typer.Option(help="At the step or token limit, ask once more, tools off, for an answer.")
 ]
@@ -104,6 +119,8 @@ def run_command(
     time_budget: TimeBudgetOpt = None,
     window: WindowOpt = None,
     yes: YesOpt = False,
+    no_input: NoInputOpt = False,
+    store: StoreOpt = None,
     mcp: McpOpt = None,
     output_schema: SchemaOpt = None,
     max_tokens: MaxTokensOpt = None,
@@ -111,40 +128,71 @@ def run_command(
     answer_at_limit: AtLimitOpt = False,
 ) -> None:
     """Run one agent loop and show each step as it happens; the trace is recorded for `minloop trace`."""
+    setup = Setup(model, base_url, api_key_env, gguf, tools or [], builtin, root, max_steps, trace_db,
+                  no_trace, yes, no_input, store, mcp or [])  # fmt: skip
+    extra = {"time_budget": time_budget, "window": window, "answer_at_limit": answer_at_limit,
+             "output": _read_schema(output_schema) if output_schema else None,
+             "budget": Budget(total_tokens=max_tokens, tool_calls=max_tool_calls)}  # fmt: skip
+    finish(setup, as_json, lambda loop: loop.stream(prompt), lambda loop: loop.run(prompt), extra)
+
+
+@app.command("resume")
+def resume_command(
+    run_id: Annotated[str, typer.Argument(help="The run to go on with (see `minloop runs`).")],
+    model: ModelOpt = "local",
+    base_url: BaseUrlOpt = None,
+    api_key_env: KeyEnvOpt = "OPENAI_API_KEY",
+    gguf: GgufOpt = None,
+    tools: ToolsOpt = None,
+    builtin: BuiltinOpt = True,
+    root: RootOpt = Path("."),
+    max_steps: StepsOpt = 6,
+    as_json: JsonOpt = False,
+    trace_db: TraceDbOpt = None,
+    yes: YesOpt = False,
+    no_input: NoInputOpt = False,
+    store: StoreOpt = None,
+    mcp: McpOpt = None,
+) -> None:
+    """Go on with a paused or interrupted run, with the decisions `minloop approve` recorded. Give the
+    options that shaped the run's model and tools (the paused run printed them)."""
+    setup = Setup(model, base_url, api_key_env, gguf, tools or [], builtin, root, max_steps, trace_db,
+                  False, yes, no_input, store, mcp or [])  # fmt: skip
+    finish(setup, as_json, lambda loop: loop.stream_resume(run_id), lambda loop: loop.resume(run_id), {})
+
+
+def finish(setup: Setup, as_json: bool, start: Start, run: Run, extra: dict[str, Any]) -> None:
+    """Build the loop ``setup`` describes, drive it (``start`` streamed, ``run`` whole), show the
+    result and exit with its status's code."""
+    trace, store = None, None
     try:
-        chosen = build_model(model, base_url=base_url, api_key_env=api_key_env, gguf=gguf)
-        toolset = build_tools([*(["builtins"] if builtin else []), *(tools or [])], root)
-        store = None if no_trace else SQLiteSink(trace_db)
-        window = window or getattr(chosen, "context_window", None)
-        policy: Policy | None = ContextPolicy(window=window) if window else None
-        sinks = [store] if store else []
-        loop = Loop(
-            chosen,
-            toolset,
-            max_steps,
-            sinks=sinks,
-            time_budget=time_budget,
-            approve=_approver(yes),
-            context=policy,
-            output=_read_schema(output_schema) if output_schema else None,
-            budget=Budget(total_tokens=max_tokens, tool_calls=max_tool_calls),
-            answer_at_limit=answer_at_limit,
+        chosen = build_model(
+            setup.model, base_url=setup.base_url, api_key_env=setup.api_key_env, gguf=setup.gguf
         )
+        toolset = build_tools([*(["builtins"] if setup.builtin else []), *setup.tools], setup.root)
+        trace = None if setup.no_trace else SQLiteSink(setup.trace_db)
+        store = setup.run_store()
+        window = extra.pop("window", None) or getattr(chosen, "context_window", None)
+        policy: Policy | None = ContextPolicy(window=window) if window else None
+        loop = Loop(chosen, toolset, setup.max_steps, sinks=[trace] if trace else [], context=policy,
+                    approve=_approver(setup.yes, setup.no_input), store=store, **extra)  # fmt: skip
+        result = asyncio.run(_drive(loop, start, run, live=not as_json, servers=setup.mcp))
     except (MinloopError, OSError, sqlite3.Error) as exc:
         err.print(f"[bold red]error:[/] {exc}", soft_wrap=True)
         raise typer.Exit(2) from None
-    try:
-        result = asyncio.run(_drive(loop, prompt, live=not as_json, servers=mcp or ()))
     finally:
-        if store is not None:
-            store.close()
+        for opened in (trace, store):
+            if opened is not None:
+                opened.close()
     if as_json:
         sys.stdout.write(json.dumps(result.to_dict(), ensure_ascii=False, indent=2) + "\n")
     else:
         show_result(result)
-        if store is not None:
+        if result.status == "paused":
+            pause_hint(setup, result)
+        if trace is not None:
             out.print(
-                f"[dim]trace recorded in {store.path} · minloop trace show {result.trace_id}[/]",
+                f"[dim]trace recorded in {trace.path} · minloop trace show {result.trace_id}[/]",
                 soft_wrap=True,
             )
     raise typer.Exit(EXIT_CODES.get(result.status, 1))
@@ -160,14 +208,14 @@ def _read_schema(path: Path) -> dict[str, Any]:
     return schema
 
 
-async def _drive(loop: Loop, prompt: str, *, live: bool, servers: Sequence[str] = ()) -> RunResult:
+async def _drive(loop: Loop, start: Start, run: Run, *, live: bool, servers: Sequence[str] = ()) -> RunResult:
     async with AsyncExitStack() as stack:
         if servers:
             loop = await _with_mcp(loop, servers, stack)
         if not live:
-            return await loop.run(prompt)
+            return await run(loop)
         view = LiveView(loop.registry)
-        async with loop.stream(prompt) as events:
+        async with start(loop) as events:
             out.print(
                 f"[dim]{events.trace_id} · model {loop.model.name} · tools {', '.join(loop.registry)}[/]"
             )
@@ -190,17 +238,15 @@ async def _with_mcp(loop: Loop, servers: Sequence[str], stack: AsyncExitStack) -
     return replace(loop, tools=[*loop.tools, *extra])
 
 
-def _approver(yes: bool) -> Callable[[ToolCall], Awaitable[bool]]:
-    """Ask y/N on the terminal for each call needing approval; deny when nobody can answer."""
+def _approver(yes: bool, no_input: bool) -> Callable[[ToolCall], Awaitable[bool | None]]:
+    """Ask y/N on the terminal for each call needing approval; with nobody to ask (``--no-input``
+    or no terminal), no decision: the run pauses for ``minloop approve`` (denied without a store)."""
 
-    async def approve(call: ToolCall) -> bool:
+    async def approve(call: ToolCall) -> bool | None:
         if yes:
             return True
-        if not sys.stdin.isatty():
-            err.print(
-                f"[yellow]denied[/] {call.name}: it needs approval and stdin is not a terminal (use --yes)"
-            )
-            return False
+        if no_input or not sys.stdin.isatty():
+            return None
         question = f"Allow {call.name}({call.arguments})?"
         return bool(await asyncio.to_thread(typer.confirm, question, default=False, err=True))
 
@@ -209,6 +255,8 @@ def _approver(yes: bool) -> Callable[[ToolCall], Awaitable[bool]]:
 
 def _register() -> None:
     """The other commands, after ``run`` so that ``minloop --help`` lists it first."""
+    app.command("runs")(runs_command)
+    app.command("approve")(approve_command)
     app.command("batch")(batch_command)
     app.command("doctor")(doctor_command)
     eval_app = typer.Typer(no_args_is_help=True, help="Score the loop on public benchmarks.")

@@ -117,6 +117,7 @@ def show(
     for step in trace.steps:
         _print_step(step, longest, limit)
     _print_end(trace, limit)
+    _print_runs_notes(trace)
 
 
 @trace_app.command("export")
@@ -263,6 +264,30 @@ def _print_end(trace: Trace, limit: int | None) -> None:
         out.print(Text.assemble(("final message: ", "bold"), _clip(final, limit)))
 
 
+def _print_runs_notes(trace: Trace) -> None:
+    """Where a resumed run went on and who decided what; the calls a paused run waits on."""
+    for r in trace.resumed:
+        decided = "; ".join(
+            f"{d.get('tool')} ({d.get('call_id')}) {'approved' if d.get('approve') else 'denied'}"
+            + (f" by {d['by']}" if d.get("by") else "")
+            + (f": {d['reason']}" if d.get("reason") else "")
+            for d in r.get("decisions") or ()
+        )
+        line = f"resumed at step {r.get('from_step')} (it was {r.get('status_before')})"
+        out.print(Text(line + (f" · {decided}" if decided else ""), "cyan"))
+    for p in trace.pending:
+        out.print(
+            Text(
+                f"waiting for a decision: {p.get('name')}({p.get('arguments')}) · {p.get('call_id')}",
+                "yellow",
+            )
+        )
+    if trace.pending:
+        out.print(
+            f"[dim]minloop approve {trace.trace_id} CALL [--deny --reason TEXT], then minloop resume {trace.trace_id}[/]"
+        )
+
+
 def _print_replay(doc: dict[str, Any]) -> None:
     mode = "live tools" if doc["live_tools"] else "recorded tool results"
     rec, rep = doc["recorded"], doc["replayed"]
@@ -293,7 +318,7 @@ def _unfinished(step: TraceStep) -> str:
 
 
 def _status_style(status: str) -> str:
-    return "green" if status == "success" else "yellow" if status == "running" else "red"
+    return "green" if status == "success" else "yellow" if status in ("running", "paused") else "red"
 
 
 def _clip(text: str, limit: int | None) -> str:

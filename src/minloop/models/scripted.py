@@ -94,7 +94,8 @@ class FunctionModel:
     """A model backed by a function of the request (sync or async), for tests and adapters.
 
     ``fn(request)`` returns (or, if async, resolves to) a ``str`` (the answer text), an assistant
-    message ``dict`` (tool calls without ids get ``call_<n>_<k>``), or a whole ``ModelResponse``
+    message ``dict`` (tool calls without ids get ``call_<n>_<k>``, ``n`` counting the assistant
+    turns of the request, so a run resumed in another process numbers on), or a whole ``ModelResponse``
     (to report ``usage``). Anything else raises ``ScriptError``.
     """
 
@@ -112,7 +113,8 @@ class FunctionModel:
             out = await out
         if isinstance(out, ModelResponse):
             return out
-        return ModelResponse(message=_assign_ids(_as_message(out), len(self.requests) - 1))
+        turn = sum(1 for m in request.messages if m.get("role") == "assistant")
+        return ModelResponse(message=_assign_ids(_as_message(out), turn))
 
     def stream(self, request: ModelRequest) -> AsyncIterator[ModelDelta | ModelResponse]:
         return _chunked(self.call, request, self.chunk_size)

@@ -21,6 +21,7 @@ __all__ = [
     "StoredRun",
     "Verdict",
     "open_store",
+    "stalled",
 ]
 
 _HOMES = {
@@ -28,6 +29,7 @@ _HOMES = {
     "PostgresRunStore": "postgres",
     "SQLiteRunStore": "sqlite",
     "open_store": "open",
+    "stalled": "owner",
 }
 
 

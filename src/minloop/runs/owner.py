@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import os
 import socket
+import time
 from functools import cache
 from pathlib import Path
 
-__all__ = ["owner_alive", "this_process"]
+from .records import RunRow
+
+__all__ = ["owner_alive", "stalled", "this_process"]
 
 
 def _start_time(pid: int) -> str:
@@ -48,3 +51,14 @@ def owner_alive(owner: str) -> bool:
     except PermissionError:
         pass
     return not start or _start_time(pid) in ("", start)
+
+
+def stalled(row: RunRow, now: float | None = None) -> bool:
+    """Whether ``row`` is a run nobody drives any more: it was running, and the process that
+    drove it has exited or its lease ran out. A worker resumes such runs; ``claim`` still makes
+    sure only one worker gets each."""
+    if row.status != "running":
+        return False
+    if row.owner is None or row.lease_until is None:
+        return True
+    return row.lease_until < (time.time() if now is None else now) or not owner_alive(row.owner)

@@ -110,6 +110,8 @@ def _decided(record: CallRecord, verdict: Verdict) -> CallRecord:
 
 def _resumed(stored: StoredRun, verdicts: Mapping[str, Verdict]) -> dict[str, Any]:
     names = {c.call_id: c.name for c in stored.calls}
+    recorded = {c.call_id: c.verdict for c in stored.calls if c.phase == "decided" and c.verdict is not None}
+    verdicts = {**recorded, **verdicts}  # decided beforehand (``minloop approve``) or now
     return {
         "from_step": int(stored.row.steps) + 1,
         "status_before": stored.row.status,

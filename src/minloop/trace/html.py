@@ -191,7 +191,36 @@ def _footer(trace: Trace) -> str:
     if end is None:
         return '<div class="card" id="final"><b>The run never ended</b> (its process stopped mid-step).</div>'
     final = (end.get("final_message") or {}).get("content")
-    return f'<div class="card" id="final"><b>Final message</b>{_pre(final or "(none)")}</div>'
+    return (
+        _runs_notes(trace)
+        + f'<div class="card" id="final"><b>Final message</b>{_pre(final or "(none)")}</div>'
+    )
+
+
+def _runs_notes(trace: Trace) -> str:
+    """Where a resumed run went on (and who decided what), and the calls a paused run waits on."""
+    items = [
+        f"<li>resumed at step {int(r.get('from_step', 0))} (it was {escape(str(r.get('status_before')))})"
+        + "".join(
+            f"; {escape(str(d.get('tool')))} ({escape(str(d.get('call_id')))}) "
+            f"{'approved' if d.get('approve') else 'denied'}"
+            + (f" by {escape(str(d['by']))}" if d.get("by") else "")
+            + (f": {escape(str(d['reason']))}" if d.get("reason") else "")
+            for d in r.get("decisions") or ()
+        )
+        + "</li>"
+        for r in trace.resumed
+    ]
+    items += [
+        f"<li>waiting for a decision: {escape(str(p.get('name')))}({escape(str(p.get('arguments')))}) "
+        f"· {escape(str(p.get('call_id')))} · step {p.get('step')}</li>"
+        for p in trace.pending
+    ]
+    return (
+        f'<div class="card" id="resumes"><b>Pause and resume</b><ul>{"".join(items)}</ul></div>'
+        if items
+        else ""
+    )
 
 
 def _said(step: TraceStep) -> str:

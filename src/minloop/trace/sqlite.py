@@ -21,14 +21,14 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, Self
 
 from ..exceptions import MinloopError
 from ..layers.tracing import Event
-from ..messages import Message
+from .reading import TraceCall, TraceStep, fold_step, step_dict
 
 __all__ = ["RunSummary", "SQLiteSink", "Trace", "TraceCall", "TraceStep", "TraceStore", "default_path"]
 
@@ -192,46 +192,6 @@ class SQLiteSink:
 
 
 @dataclass(frozen=True, slots=True)
-class TraceCall:
-    """One tool call of a step and what it really returned (``content`` is None if it never did)."""
-
-    id: str
-    name: str
-    arguments: str
-    content: str | None = None
-    error: str | None = None
-    latency: float | None = None
-    rerouted_to: str | None = None
-    server: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class TraceStep:
-    """One round as recorded. ``complete`` is True once its ``step_end`` was written."""
-
-    index: int
-    started: float
-    tool_choice: Any = "auto"
-    decayed: bool = False
-    offered: tuple[str, ...] = ()
-    request: tuple[Message, ...] = ()
-    response: Message | None = None
-    model_error: str | None = None
-    model_latency: float | None = None
-    usage: Mapping[str, Any] | None = None
-    calls: tuple[TraceCall, ...] = ()
-    tools_started: float | None = None
-    tool_latency: float | None = None
-    decision: str | None = None
-    valid: bool | None = None
-    complete: bool = False
-
-    @property
-    def errors(self) -> list[str]:
-        return [c.error for c in self.calls if c.error]
-
-
-@dataclass(frozen=True, slots=True)
 class Trace:
     """A run read back: its summary, its raw events in order, and its steps."""
 
@@ -250,8 +210,21 @@ class Trace:
 
     @property
     def end(self) -> Mapping[str, Any] | None:
-        """The ``run_end`` data (status, error, final_message, ...), or None if the run never ended."""
-        return next((e.data for e in self.events if e.kind == "run_end"), None)
+        """The last ``run_end`` data (status, error, final_message, pending, ...), or None if the run
+        never ended. A run that paused and was resumed has one ``run_end`` per part."""
+        return next((e.data for e in reversed(self.events) if e.kind == "run_end"), None)
+
+    @property
+    def resumed(self) -> list[Mapping[str, Any]]:
+        """Each ``run_resumed`` data, in order: the step it went on from, its status before, and
+        the decisions taken (call, tool, approve, reason, by whom, when)."""
+        return [e.data for e in self.events if e.kind == "run_resumed"]
+
+    @property
+    def pending(self) -> list[Mapping[str, Any]]:
+        """The calls a paused run waits on (empty unless its last part ended ``paused``)."""
+        end = self.end or {}
+        return list(end.get("pending") or ()) if end.get("status") == "paused" else []
 
     @classmethod
     def from_events(cls, events: Iterable[Event]) -> Trace:
@@ -264,7 +237,10 @@ class Trace:
         assert summary is not None
         groups: dict[int, list[Event]] = {}
         for event in events:
-            if event.kind not in ("run_start", "run_end"):
+            if event.kind == "run_resumed":  # the steps from here on were made again
+                start = int(event.data.get("from_step", event.step))
+                groups = {i: group for i, group in groups.items() if i < start}
+            elif event.kind not in ("run_start", "run_end"):
                 groups.setdefault(event.step, []).append(event)
         return cls(summary, events, tuple(fold_step(i, group) for i, group in sorted(groups.items())))
 
@@ -277,64 +253,8 @@ class Trace:
             "max_steps": start.get("max_steps"),
             "messages": start.get("messages", []),
             "end": self.end,
-            "steps": [_step_dict(s) for s in self.steps],
+            "steps": [step_dict(s) for s in self.steps],
         }
-
-
-def fold_step(index: int, events: Sequence[Event]) -> TraceStep:
-    """One step's events (step_start ... step_end) folded into a ``TraceStep``."""
-    first: dict[str, Event] = {}
-    calls: list[dict[str, Any]] = []
-    results: dict[str, dict[str, Any]] = {}
-    for e in events:
-        if e.kind == "tool_call":
-            calls.append(e.data)
-            first.setdefault("tool_call", e)
-        elif e.kind == "tool_result":
-            results[str(e.data.get("call_id"))] = e.data
-        else:
-            first.setdefault(e.kind, e)
-    data = {kind: e.data for kind, e in first.items()}
-    request, response = data.get("model_request", {}), data.get("model_response", {})
-    end = data.get("step_end")
-    return TraceStep(
-        index=index,
-        started=events[0].time,
-        tool_choice=data.get("step_start", {}).get("tool_choice", request.get("tool_choice", "auto")),
-        decayed=bool(data.get("step_start", {}).get("decayed")),
-        offered=tuple(request.get("tools") or ()),
-        request=tuple(request.get("messages") or ()),
-        response=response.get("message"),
-        model_error=response.get("error"),
-        model_latency=response.get("latency"),
-        usage=response.get("usage"),
-        calls=tuple(_call(c, results.get(str(c.get("id")))) for c in calls),
-        tools_started=first["tool_call"].time if "tool_call" in first else None,
-        tool_latency=(end or {}).get("tool_latency"),
-        decision=(end or {}).get("decision"),
-        valid=(end or {}).get("valid"),
-        complete=end is not None,
-    )
-
-
-def _call(call: Mapping[str, Any], result: Mapping[str, Any] | None) -> TraceCall:
-    result = result or {}
-    return TraceCall(
-        id=str(call.get("id")),
-        name=str(call.get("name")),
-        arguments=str(call.get("arguments")),
-        content=result.get("content"),
-        error=result.get("error"),
-        latency=result.get("latency"),
-        rerouted_to=result.get("rerouted_to"),
-        server=call.get("server"),
-    )
-
-
-def _step_dict(step: TraceStep) -> dict[str, Any]:
-    out = {f.name: getattr(step, f.name) for f in fields(step) if f.name != "calls"}
-    out["calls"] = [{f.name: getattr(c, f.name) for f in fields(c)} for c in step.calls]
-    return out
 
 
 class TraceStore:

@@ -1,0 +1,169 @@
+"""``minloop runs``, ``minloop approve`` and what ``minloop run`` prints when a run pauses.
+
+A run that needs a person's decision pauses in the run store (``runs.db`` beside the trace
+database unless ``--store`` says otherwise); ``minloop approve RUN CALL`` records the decision
+and ``minloop resume RUN`` goes on with the run, in this process or on another machine that
+shares the store.
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, TypeAlias
+
+import typer
+from rich.text import Text
+
+from ..exceptions import MinloopError
+from ..result import RunResult
+from ..runs.open import open_store
+from ..runs.records import RunStore, Verdict
+from .view import err, out
+
+__all__ = ["Run", "Setup", "Start", "approve_command", "pause_hint", "runs_command"]
+
+Start: TypeAlias = Callable[[Any], AbstractAsyncContextManager[Any]]
+Run: TypeAlias = Callable[[Any], Awaitable[RunResult]]
+StoreOption = Annotated[
+    str | None,
+    typer.Option(
+        "--store",
+        help="Run store: a SQLite file or a postgresql:// address (default: runs.db beside the trace database).",
+    ),
+]
+
+
+@dataclass(frozen=True)
+class Setup:
+    """The options of ``minloop run`` that shape a run's model and tools: ``minloop resume``
+    must be given the same ones."""
+
+    model: str
+    base_url: str | None
+    api_key_env: str
+    gguf: Path | None
+    tools: list[str]
+    builtin: bool
+    root: Path
+    max_steps: int
+    trace_db: Path | None
+    no_trace: bool
+    yes: bool
+    no_input: bool
+    store: str | None
+    mcp: list[str]
+
+    def run_store(self) -> RunStore | None:
+        """Where runs are kept: ``--store``, else ``runs.db`` beside the trace database (none
+        with ``--no-trace`` and no ``--store``)."""
+        if self.store:
+            return open_store(self.store)
+        if self.no_trace:
+            return None
+        return open_store(str(self.trace_db.parent / "runs.db") if self.trace_db else None)
+
+    def resume_options(self) -> str:
+        """The options ``minloop resume`` needs to rebuild this run's loop."""
+        parts = [f"--model {self.model}"] if self.model != "local" else []
+        parts += [f"--base-url {self.base_url}"] if self.base_url else []
+        parts += [f"--api-key-env {self.api_key_env}"] if self.api_key_env != "OPENAI_API_KEY" else []
+        parts += [f"--gguf {_q(str(self.gguf))}"] if self.gguf else []
+        parts += [f"--tools {_q(t)}" for t in self.tools]
+        parts += ["--no-builtin"] if not self.builtin else []
+        parts += [f"--root {_q(str(self.root))}"] if self.root != Path(".") else []
+        parts += [f"--max-steps {self.max_steps}"] if self.max_steps != 6 else []
+        parts += [f"--trace-db {_q(str(self.trace_db))}"] if self.trace_db else []
+        parts += [f"--store {_q(self.store)}"] if self.store else []
+        parts += [f"--mcp {_q(m)}" for m in self.mcp]
+        return " ".join(parts)
+
+
+def _q(text: str) -> str:
+    return (
+        text
+        if text and all(c.isalnum() or c in "-_./:=@" for c in text)
+        else "'" + text.replace("'", "'\\''") + "'"
+    )
+
+
+def pause_hint(setup: Setup, result: RunResult) -> None:
+    """What a paused run waits for, and the commands that decide and go on."""
+    for p in result.pending:
+        why = "may or may not have run before a crash" if p.why == "in_doubt" else "needs approval"
+        out.print(Text.assemble("  ⏸ ", (p.name, "bold yellow"), f"({p.arguments}) · {p.call_id} · {why}"))
+    store = f" --store {_q(setup.store)}" if setup.store else ""
+    store += f" --trace-db {_q(str(setup.trace_db))}" if setup.trace_db and not setup.store else ""
+    first = result.pending[0].call_id if result.pending else "CALL"
+    options = setup.resume_options()
+    out.print(
+        f"to approve: minloop approve {result.trace_id} {first}{store}   (or --deny --reason TEXT)",
+        soft_wrap=True,
+    )
+    out.print(
+        f"then:       minloop resume {result.trace_id}{' ' + options if options else ''}", soft_wrap=True
+    )
+
+
+def runs_command(
+    store: StoreOption = None,
+    trace_db: Annotated[Path | None, typer.Option(help="The trace database runs.db sits beside.")] = None,
+    limit: Annotated[int, typer.Option(min=1, help="How many runs to list.")] = 50,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the runs as JSON.")] = False,
+) -> None:
+    """List stored runs, paused ones first: id, status, steps, calls waiting, last change, prompt."""
+    rows = _open(store, trace_db).runs(limit=limit)
+    rows.sort(key=lambda r: (r.status != "paused", -r.updated))
+    if as_json:
+        keys = ("run_id", "status", "steps", "pending", "created", "updated", "owner", "prompt")
+        sys.stdout.write(
+            json.dumps([{k: getattr(r, k) for k in keys} for r in rows], ensure_ascii=False, indent=2) + "\n"
+        )
+        return
+    if not rows:
+        out.print("no stored runs")
+        return
+    for r in rows:
+        style = "yellow" if r.status in ("paused", "running") else "green" if r.status == "success" else "red"
+        waiting = f" · {r.pending} waiting" if r.pending else ""
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(r.updated))
+        prompt = r.prompt.replace("\n", " ")
+        out.print(Text.assemble((r.run_id, "bold"), "  ", (f"{r.status:<17}", style),
+                                f" {r.steps} steps{waiting} · {when} · {prompt[:70]}"), soft_wrap=True)  # fmt: skip
+
+
+def approve_command(
+    run_id: Annotated[str, typer.Argument(help="The paused run.")],
+    calls: Annotated[
+        list[str], typer.Argument(help="The call ids to decide (see `minloop runs` or the paused run).")
+    ],
+    deny: Annotated[bool, typer.Option("--deny", help="Deny the calls instead of approving them.")] = False,
+    reason: Annotated[str | None, typer.Option(help="Why: the model reads it with a denial.")] = None,
+    by: Annotated[str | None, typer.Option(help="Who decides (default: the user name).")] = None,
+    store: StoreOption = None,
+    trace_db: Annotated[Path | None, typer.Option(help="The trace database runs.db sits beside.")] = None,
+) -> None:
+    """Record a decision on a paused run's calls; `minloop resume RUN` then goes on with it."""
+    who = by or getpass.getuser()
+    verdicts = {c: Verdict(not deny, reason, who, time.time()) for c in calls}
+    try:
+        _open(store, trace_db).decide(run_id, verdicts)
+    except MinloopError as exc:
+        err.print(f"[bold red]error:[/] {exc}", soft_wrap=True)
+        raise typer.Exit(2) from None
+    word = "denied" if deny else "approved"
+    out.print(f"{word} {', '.join(calls)} of {run_id}; go on with: minloop resume {run_id}", soft_wrap=True)
+
+
+def _open(store: str | None, trace_db: Path | None) -> RunStore:
+    try:
+        return open_store(store or (str(trace_db.parent / "runs.db") if trace_db else None))
+    except (MinloopError, OSError) as exc:
+        err.print(f"[bold red]error:[/] {exc}", soft_wrap=True)
+        raise typer.Exit(2) from None

@@ -1,0 +1,101 @@
+"""``minloop run`` pauses a call needing approval when nobody can answer on a terminal;
+``minloop runs`` lists it, ``minloop approve`` decides, ``minloop resume`` goes on, and
+``minloop trace show`` says where the run was resumed. Against a real Chat Completions server
+on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from minloop.cli.app import app
+from minloop.testing import ChatServer, call, reply
+
+runner = CliRunner()
+
+
+def invoke(*args: str) -> tuple[int, str]:
+    result = runner.invoke(app, list(args))
+    return result.exit_code, result.output
+
+
+@pytest.fixture
+def wipe_tool(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    (tmp_path / "danger_tools.py").write_text(
+        "from minloop import tool\n\n@tool(needs_approval=True)\ndef wipe(target: str) -> str:\n"
+        "    '''Delete everything.'''\n    return 'wiped ' + target\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    yield
+    sys.modules.pop("danger_tools", None)
+
+
+def options(server: ChatServer) -> list[str]:
+    return ["--model", "m", "--base-url", server.base_url, "--tools", "danger_tools:wipe", "--no-builtin"]
+
+
+def test_a_paused_run_is_listed_approved_and_resumed_from_the_command_line(wipe_tool: None) -> None:
+    script = [reply(None, call("wipe", {"target": "disk"}, id="c1")), reply("Wiped the disk.")]
+    with ChatServer(script) as server:
+        code, output = invoke("run", "wipe it", *options(server))
+        assert code == 4, output
+        run_id = output.split("minloop approve ")[1].split()[0]
+        assert f"minloop approve {run_id} c1" in output
+        assert f"minloop resume {run_id} {' '.join(options(server))}" in output
+        assert len(server.requests) == 1
+
+        code, listed = invoke("runs")
+        assert code == 0 and listed.splitlines()[0].startswith(f"{run_id}  paused")
+        assert "1 waiting" in listed.splitlines()[0]
+
+        code, said = invoke("approve", run_id, "c1", "--by", "alice")
+        assert (code, said.strip()) == (0, f"approved c1 of {run_id}; go on with: minloop resume {run_id}")
+
+        code, resumed = invoke("resume", run_id, *options(server), "--json")
+    doc = json.loads(resumed)
+    assert (code, doc["status"], doc["trace_id"]) == (0, "success", run_id)
+    assert [m["role"] for m in doc["messages"]] == ["user", "assistant", "tool", "assistant"]
+    assert json.loads(doc["messages"][2]["content"])["result"] == "wiped disk"
+    assert doc["messages"][3] == {"role": "assistant", "content": "Wiped the disk."}
+
+    code, shown = invoke("trace", "show", run_id)
+    assert code == 0 and "resumed at step 1 (it was paused) · wipe (c1) approved by alice" in shown
+    code, listed = invoke("runs")
+    assert listed.splitlines()[0].startswith(f"{run_id}  success")
+
+
+def test_a_denial_with_a_reason_reaches_the_model(wipe_tool: None) -> None:
+    script = [reply(None, call("wipe", {"target": "disk"}, id="c1")), reply("I did not wipe it.")]
+    with ChatServer(script) as server:
+        code, output = invoke("run", "wipe it", *options(server), "--no-input", "--json")
+        run_id = json.loads(output)["trace_id"]
+        assert (code, json.loads(output)["pending"][0]["call_id"]) == (4, "c1")
+        assert invoke("approve", run_id, "c1", "--deny", "--reason", "not today")[0] == 0
+        code, resumed = invoke("resume", run_id, *options(server), "--json")
+        told = server.requests[1]["messages"][2]
+    doc = json.loads(resumed)
+    assert (code, doc["status"]) == (0, "success")
+    body = json.loads(told["content"])
+    assert (body["code"], "not today" in body["error"]) == ("ERR_TOOL_DENIED", True)
+
+
+def test_bad_decisions_and_resumes_are_clear_errors(wipe_tool: None) -> None:
+    script = [reply(None, call("wipe", {"target": "disk"}, id="c1"))]
+    with ChatServer(script) as server:
+        code, output = invoke("run", "wipe it", *options(server), "--json")
+        run_id = json.loads(output)["trace_id"]
+        code, said = invoke("approve", run_id, "c9")
+        assert code == 2 and f"run {run_id}: no call c9 is waiting for a decision (waiting: c1)" in " ".join(
+            said.split()
+        )
+        code, said = invoke("resume", "trc_nope", *options(server))
+        assert code == 2 and "run trc_nope: no run with this id" in said
+        code, said = invoke("resume", run_id, "--model", "m", "--base-url", server.base_url)
+        assert code == 2 and "lacks the run's tools (missing wipe)" in " ".join(said.split())
+    code, listed = invoke("runs")
+    assert listed.splitlines()[0].startswith(f"{run_id}  paused")  # nothing changed
