@@ -204,10 +204,14 @@ def test_git_server_destructive_reset_needs_approval_and_status_runs(tmp_path: P
     async def main() -> Any:
         async with MCPServer(f"python -m mcp_server_git --repository {repo}") as git:
             approval = {t.name: t.needs_approval for t in git.tools}
-            return approval, await Loop(model, git.tools).run("status?")
+            repeat = {t.name: t.idempotent for t in git.tools}  # safe to run again after a crash
+            return approval, repeat, await Loop(model, git.tools).run("status?")
 
-    approval, result = run(main())
+    approval, repeat, result = run(main())
     assert approval["git_reset"] and not approval["git_status"] and not approval["git_commit"]
+    assert (repeat["git_status"], repeat["git_log"], repeat["git_commit"], repeat["git_checkout"]) == (
+        True, True, False, False,
+    )  # fmt: skip
     status, reset = tool_contents(result)
     assert "notes.txt" in json.loads(status)["result"]
     assert json.loads(reset)["code"] == "ERR_TOOL_DENIED"

@@ -73,7 +73,7 @@ def _eval(node: ast.AST) -> Any:
     )
 
 
-@tool(timeout=2.0)
+@tool(timeout=2.0, idempotent=True)
 def calculator(expression: str) -> dict[str, Any]:
     """Evaluate an arithmetic expression exactly, e.g. "(17 + 5) * 3" or "sqrt(2) ** 2".
 

@@ -9,7 +9,7 @@ from ..language import resolve_zone
 from ..tools import tool
 
 
-@tool(timeout=2.0)
+@tool(timeout=2.0, idempotent=True)
 def current_time(timezone: str = "UTC") -> dict[str, str]:
     """Get the current date and time in a time zone, with the day of the week.
 

@@ -36,7 +36,10 @@ def file_tools(root: str | os.PathLike[str] = ".") -> list[Tool]:
     if not base.is_dir():
         raise NotADirectoryError(f"{base} is not a directory")
     folder = Folder(base)
-    return [tool(timeout=10.0)(f) for f in (folder.list_files, folder.read_file, folder.search_files)]
+    return [
+        tool(timeout=10.0, idempotent=True)(f)
+        for f in (folder.list_files, folder.read_file, folder.search_files)
+    ]
 
 
 @dataclass(frozen=True)

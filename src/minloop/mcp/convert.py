@@ -36,6 +36,13 @@ def needs_approval(listed: Any, policy: bool | None) -> bool:
     return bool(notes.destructive_hint) and not notes.read_only_hint
 
 
+def safe_to_repeat(listed: Any) -> bool:
+    """Whether a call may run again after a crash left it in doubt: the server marks the tool
+    idempotent or read-only."""
+    notes = listed.annotations
+    return notes is not None and bool(notes.idempotent_hint or notes.read_only_hint)
+
+
 def to_tool(
     listed: Any,
     call: Callable[[str, dict[str, Any]], Awaitable[Any]],
@@ -63,6 +70,7 @@ def to_tool(
             output_schema=listed.output_schema,
             timeout=timeout,
             needs_approval=needs_approval(listed, approval),
+            idempotent=safe_to_repeat(listed),
             server=server,
         )
     except ToolDefinitionError as exc:
