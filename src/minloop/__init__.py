@@ -35,7 +35,6 @@ from .models.base import (
     Usage,
 )
 from .result import RunResult, Status, Step
-from .runs.records import PendingCall, RunStore, Verdict
 from .standard import Loop, run, run_sync
 from .state import Continue, Final, Limit, Outcome, Prompt, Reply, RunState, Stop
 from .tools import Tool, tool, tool_from_schema
@@ -44,6 +43,7 @@ if typing.TYPE_CHECKING:
     from .layers.budget import Budget, Price
     from .layers.streaming import LoopStream, RunEnd, StepEnd, StreamEvent, ToolCallFinished, ToolCallResult
     from .runs.postgres import PostgresRunStore
+    from .runs.records import PendingCall, RunStore, Verdict
     from .runs.sqlite import SQLiteRunStore
 
 __version__ = "0.1.0"
@@ -135,6 +135,9 @@ _LATER = {  # loaded on first use: most runs are neither budgeted, streamed nor 
     "ToolCallResult": "layers.streaming",
     "PostgresRunStore": "runs.postgres",
     "SQLiteRunStore": "runs.sqlite",
+    "PendingCall": "runs.records",
+    "RunStore": "runs.records",
+    "Verdict": "runs.records",
 }
 
 
