@@ -12,6 +12,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -75,7 +76,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):
-    requests: list[tuple[str, int]] = []
+    requests: ClassVar[list[tuple[str, int]]] = []
 
     def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
         self.requests.append((self.path, int(code)))
