@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import os
 import re
 import subprocess
 import sys
@@ -129,3 +130,18 @@ def test_site_opens_in_chromium_with_navigation_search_and_no_console_errors(
     shot = tmp_path / "page.png"
     _open(served + path, tmp_path, shot)
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_readme_commands_use_options_the_command_line_has() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    commands = re.findall(r"^\.venv/bin/minloop run .*$", readme, re.MULTILINE)
+    assert len(commands) == 2
+    minloop = Path(sys.executable).with_name("minloop")
+    env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}
+    done = subprocess.run(
+        [str(minloop), "run", "--help"], capture_output=True, text=True, timeout=60, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    for command in commands:
+        for option in re.findall(r" (--[a-z-]+)", command):
+            assert option in done.stdout, f"{option} of {command!r} is not an option of minloop run"
