@@ -28,7 +28,7 @@ def served(store: str, *options: str, counts: Path | None = None) -> Iterator[tu
     port = free_port()
     env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}", "SERVED_COUNTS": str(counts or "")}
     command = [sys.executable, "-c", "from minloop.cli import main; main()", "serve", "--loop",
-               "tests.servers.served:loop", "--store", store, "--port", str(port), *options]  # fmt: skip
+               "tests.servers.served:loop", "--store", store, "--port", str(port), "--url", f"http://127.0.0.1:{port}", *options]  # fmt: skip
     process = subprocess.Popen(command, env=env, stderr=subprocess.PIPE)
     base = f"http://127.0.0.1:{port}"
     try:

@@ -152,3 +152,50 @@ def test_binding_beyond_loopback_needs_a_token() -> None:
 
     outcome = CliRunner().invoke(app, ["serve", "--loop", "tests.servers.served:loop", "--host", "0.0.0.0"], env={"MINLOOP_TOKEN": ""})
     assert outcome.exit_code == 2 and "give --token or MINLOOP_TOKEN" in outcome.output
+
+
+def test_the_openai_sdk_talks_to_the_loop_through_chat_completions(server: tuple[str, Path]) -> None:
+    from openai import OpenAI
+
+    client = OpenAI(base_url=f"{server[0]}/v1", api_key="unused", max_retries=0)
+    reply = client.chat.completions.create(model="minloop", messages=[{"role": "user", "content": "你好 世界"}])
+    assert reply.choices[0].message.content == "echo: 你好 世界" and reply.choices[0].finish_reason == "stop"
+    chunks = list(client.chat.completions.create(model="minloop", messages=[{"role": "user", "content": "add 4 5"}], stream=True))
+    text = "".join(c.choices[0].delta.content or "" for c in chunks)
+    assert text.startswith('done: {"result": 9') and chunks[-1].choices[0].finish_reason == "stop"
+    with pytest.raises(Exception, match="messages: List should have at least 1 item"):
+        client.chat.completions.create(model="minloop", messages=[])
+
+
+def test_the_a2a_client_reads_the_card_and_a_paused_run_is_input_required_until_approved(server: tuple[str, Path]) -> None:
+    import asyncio
+
+    from a2a.client import A2ACardResolver, create_client
+    from a2a.helpers.proto_helpers import get_artifact_text, new_text_message
+    from a2a.types import Role, SendMessageRequest, TaskState
+
+    async def talk() -> tuple[Any, list[Any], list[Any]]:
+        async with httpx.AsyncClient() as http:
+            card = await A2ACardResolver(http, server[0]).get_agent_card()
+        client = await create_client(card)
+        first = [r async for r in client.send_message(SendMessageRequest(message=new_text_message("add 20 22", role=Role.ROLE_USER)))]
+        asked = [r async for r in client.send_message(SendMessageRequest(message=new_text_message("delete c.txt", role=Role.ROLE_USER)))]
+        task = asked[0].task
+        assert state_of(asked) == TaskState.TASK_STATE_INPUT_REQUIRED, asked
+        reply = new_text_message("是", role=Role.ROLE_USER, task_id=task.id, context_id=task.context_id)
+        done = [r async for r in client.send_message(SendMessageRequest(message=reply))]
+        return card, first, done
+
+    card, first, done = asyncio.run(talk())
+    assert card.name == "minloop" and card.capabilities.streaming
+    for responses, words in ((first, 'done: {"result": 42'), (done, 'done: {"result": "deleted c.txt"')):
+        assert state_of(responses) == TaskState.TASK_STATE_COMPLETED
+        artifacts = [r.artifact_update.artifact for r in responses if r.HasField("artifact_update")]
+        artifacts += [a for r in responses if r.HasField("task") for a in r.task.artifacts]
+        assert get_artifact_text(artifacts[-1]).startswith(words)
+    assert (server[1] / "delete").read_text().count("ran") >= 1
+
+
+def state_of(responses: list[Any]) -> Any:
+    last = responses[-1]
+    return last.status_update.status.state if last.HasField("status_update") else last.task.status.state

@@ -20,7 +20,9 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.middleware import Middleware
 from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..exceptions import RunConflictError, RunError, RunMismatchError, RunNotFoundError
 from ..runs.records import RunStore, Verdict
@@ -34,9 +36,11 @@ __all__ = ["create_app"]
 Handler = Callable[[Request, Runs, str | None], Awaitable[Response]]
 
 
-def create_app(loop: Loop, store: RunStore, *, token: str | Sequence[str] | None = None) -> Starlette:
+def create_app(loop: Loop, store: RunStore, *, token: str | Sequence[str] | None = None,
+               url: str = "http://127.0.0.1:8000") -> Starlette:  # fmt: skip
     """An ASGI app serving ``loop``; its runs live in ``store`` (any worker sharing it serves them).
-    ``token``: the bearer token (or tokens) a request must carry; each sees only its own runs."""
+    ``token``: the bearer token (or tokens) a request must carry; each sees only its own runs.
+    ``url``: where clients reach the server (the A2A agent card names it)."""
     tokens = [token] if isinstance(token, str) else list(token or ())
     runs_: list[Runs] = []
 
@@ -75,7 +79,25 @@ def create_app(loop: Loop, store: RunStore, *, token: str | Sequence[str] | None
         route("/runs/{run_id}/cancel", _cancel, "POST"),
         route("/v1/chat/completions", chat_completions, "POST"),
     ]
-    return Starlette(routes=routes, lifespan=lifespan)
+    from .a2a import a2a_routes
+
+    routes += a2a_routes(runs_, url)
+    return Starlette(routes=routes, lifespan=lifespan, middleware=[Middleware(_Guard, tokens=tokens)])
+
+
+class _Guard:
+    """The bearer token for the A2A endpoint (its card stays public, as the protocol expects)."""
+
+    def __init__(self, app: ASGIApp, tokens: list[str]) -> None:
+        self.app, self.tokens = app, tokens
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.tokens and scope["type"] == "http" and scope["path"].startswith("/a2a"):
+            given = _bearer(Request(scope))
+            if not any(hmac.compare_digest(given or "", t) for t in self.tokens):
+                await _error(401, "this server needs 'Authorization: Bearer <token>'")(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
 
 
 def _bearer(request: Request) -> str | None:
