@@ -23,10 +23,16 @@ def free_port() -> int:
 
 
 @contextmanager
-def served(store: str, *options: str, counts: Path | None = None) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+def served(
+    store: str, *options: str, counts: Path | None = None
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """The base URL of a server running ``tests.servers.served:loop`` over ``store``, and its process."""
     port = free_port()
-    env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}", "SERVED_COUNTS": str(counts or "")}
+    env = {
+        **os.environ,
+        "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}",
+        "SERVED_COUNTS": str(counts or ""),
+    }
     command = [sys.executable, "-c", "from minloop.cli import main; main()", "serve", "--loop",
                "tests.servers.served:loop", "--store", store, "--port", str(port), "--url", f"http://127.0.0.1:{port}", *options]  # fmt: skip
     process = subprocess.Popen(command, env=env, stderr=subprocess.PIPE)

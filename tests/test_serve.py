@@ -21,7 +21,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
         yield base, where
 
 
-def events_of(client: httpx.Client, run_id: str, last: int | None = None, stop_after: int | None = None) -> list[tuple[int, dict[str, Any]]]:
+def events_of(
+    client: httpx.Client, run_id: str, last: int | None = None, stop_after: int | None = None
+) -> list[tuple[int, dict[str, Any]]]:
     headers = {} if last is None else {"Last-Event-ID": str(last)}
     got: list[tuple[int, dict[str, Any]]] = []
     with client.stream("GET", f"/runs/{run_id}/events", headers=headers) as response:
@@ -47,7 +49,9 @@ def wait_for(client: httpx.Client, run_id: str, *statuses: str) -> dict[str, Any
     raise AssertionError(f"run {run_id} never reached {statuses}: {state}")
 
 
-def test_a_run_started_over_http_streams_the_typed_events_and_ends_with_its_result(server: tuple[str, Path]) -> None:
+def test_a_run_started_over_http_streams_the_typed_events_and_ends_with_its_result(
+    server: tuple[str, Path],
+) -> None:
     with httpx.Client(base_url=server[0]) as client:
         started = client.post("/runs", json={"prompt": "add 2 3"})
         assert started.status_code == 202
@@ -58,7 +62,10 @@ def test_a_run_started_over_http_streams_the_typed_events_and_ends_with_its_resu
         assert kinds[0] == "ToolCallStarted" and kinds[-1] == "RunEnd"
         assert {"ToolCallFinished", "ToolCallResult", "StepEnd", "TextDelta"} <= set(kinds)
         finished = next(e for _, e in events if e["type"] == "ToolCallFinished")
-        assert finished["call"]["name"] == "add" and json.loads(finished["call"]["arguments"]) == {"a": 2, "b": 3}
+        assert finished["call"]["name"] == "add" and json.loads(finished["call"]["arguments"]) == {
+            "a": 2,
+            "b": 3,
+        }
         end = events[-1][1]["result"]
         assert end["status"] == "success"
         assert end["final_message"]["content"].startswith('done: {"result": 5')
@@ -78,14 +85,20 @@ def test_a_client_that_drops_and_reconnects_sees_every_event_exactly_once(server
         assert (server[1] / "wait").read_text() == "ran\n"
 
 
-def test_a_call_needing_approval_pauses_the_run_until_it_is_approved_or_denied(server: tuple[str, Path]) -> None:
+def test_a_call_needing_approval_pauses_the_run_until_it_is_approved_or_denied(
+    server: tuple[str, Path],
+) -> None:
     with httpx.Client(base_url=server[0]) as client:
         denied = client.post("/runs", json={"prompt": "delete a.txt"}).json()["run_id"]
         state = wait_for(client, denied, "paused")
         pending = client.get(f"/runs/{denied}/pending").json()
-        assert pending == state["pending"] and [(p["name"], p["why"]) for p in pending] == [("delete", "approval")]
+        assert pending == state["pending"] and [(p["name"], p["why"]) for p in pending] == [
+            ("delete", "approval")
+        ]
         assert json.loads(pending[0]["arguments"]) == {"name": "a.txt"}
-        answer = client.post(f"/runs/{denied}/calls/{pending[0]['call_id']}/deny", json={"reason": "不要删除"})
+        answer = client.post(
+            f"/runs/{denied}/calls/{pending[0]['call_id']}/deny", json={"reason": "不要删除"}
+        )
         assert answer.status_code == 202
         end = wait_for(client, denied, "success")
         assert "不要删除" in end["result"]["final_message"]["content"]
@@ -120,7 +133,9 @@ def test_a_going_run_is_cancelled_over_http(server: tuple[str, Path]) -> None:
         (b'{"prompt": "' + b"x" * 1_000_001 + b'"}', 413, "over 1000000 bytes"),
     ],
 )
-def test_a_bad_body_is_a_4xx_that_says_what_is_wrong(server: tuple[str, Path], body: bytes, status: int, words: str) -> None:
+def test_a_bad_body_is_a_4xx_that_says_what_is_wrong(
+    server: tuple[str, Path], body: bytes, status: int, words: str
+) -> None:
     answer = httpx.post(f"{server[0]}/runs", content=body, headers={"content-type": "application/json"})
     assert answer.status_code == status and words in answer.json()["error"]["message"]
 
@@ -141,7 +156,10 @@ def test_a_token_is_required_and_a_run_is_visible_only_to_the_token_that_started
         beta = {"Authorization": "Bearer beta"}
         for path in (f"/runs/{run_id}", f"/runs/{run_id}/events", f"/runs/{run_id}/pending"):
             answer = httpx.get(f"{base}{path}", headers=beta)
-            assert answer.status_code == 404 and "no run with this id for this token" in answer.json()["error"]["message"]
+            assert (
+                answer.status_code == 404
+                and "no run with this id for this token" in answer.json()["error"]["message"]
+            )
         assert httpx.post(f"{base}/runs/{run_id}/resume", json={}, headers=beta).status_code == 404
 
 
@@ -150,7 +168,9 @@ def test_binding_beyond_loopback_needs_a_token() -> None:
 
     from minloop.cli.app import app
 
-    outcome = CliRunner().invoke(app, ["serve", "--loop", "tests.servers.served:loop", "--host", "0.0.0.0"], env={"MINLOOP_TOKEN": ""})
+    outcome = CliRunner().invoke(
+        app, ["serve", "--loop", "tests.servers.served:loop", "--host", "0.0.0.0"], env={"MINLOOP_TOKEN": ""}
+    )
     assert outcome.exit_code == 2 and "give --token or MINLOOP_TOKEN" in outcome.output
 
 
@@ -158,16 +178,24 @@ def test_the_openai_sdk_talks_to_the_loop_through_chat_completions(server: tuple
     from openai import OpenAI
 
     client = OpenAI(base_url=f"{server[0]}/v1", api_key="unused", max_retries=0)
-    reply = client.chat.completions.create(model="minloop", messages=[{"role": "user", "content": "你好 世界"}])
+    reply = client.chat.completions.create(
+        model="minloop", messages=[{"role": "user", "content": "你好 世界"}]
+    )
     assert reply.choices[0].message.content == "echo: 你好 世界" and reply.choices[0].finish_reason == "stop"
-    chunks = list(client.chat.completions.create(model="minloop", messages=[{"role": "user", "content": "add 4 5"}], stream=True))
+    chunks = list(
+        client.chat.completions.create(
+            model="minloop", messages=[{"role": "user", "content": "add 4 5"}], stream=True
+        )
+    )
     text = "".join(c.choices[0].delta.content or "" for c in chunks)
     assert text.startswith('done: {"result": 9') and chunks[-1].choices[0].finish_reason == "stop"
     with pytest.raises(Exception, match="messages: List should have at least 1 item"):
         client.chat.completions.create(model="minloop", messages=[])
 
 
-def test_the_a2a_client_reads_the_card_and_a_paused_run_is_input_required_until_approved(server: tuple[str, Path]) -> None:
+def test_the_a2a_client_reads_the_card_and_a_paused_run_is_input_required_until_approved(
+    server: tuple[str, Path],
+) -> None:
     import asyncio
 
     from a2a.client import A2ACardResolver, create_client
@@ -178,8 +206,18 @@ def test_the_a2a_client_reads_the_card_and_a_paused_run_is_input_required_until_
         async with httpx.AsyncClient() as http:
             card = await A2ACardResolver(http, server[0]).get_agent_card()
         client = await create_client(card)
-        first = [r async for r in client.send_message(SendMessageRequest(message=new_text_message("add 20 22", role=Role.ROLE_USER)))]
-        asked = [r async for r in client.send_message(SendMessageRequest(message=new_text_message("delete c.txt", role=Role.ROLE_USER)))]
+        first = [
+            r
+            async for r in client.send_message(
+                SendMessageRequest(message=new_text_message("add 20 22", role=Role.ROLE_USER))
+            )
+        ]
+        asked = [
+            r
+            async for r in client.send_message(
+                SendMessageRequest(message=new_text_message("delete c.txt", role=Role.ROLE_USER))
+            )
+        ]
         task = asked[0].task
         assert state_of(asked) == TaskState.TASK_STATE_INPUT_REQUIRED, asked
         reply = new_text_message("是", role=Role.ROLE_USER, task_id=task.id, context_id=task.context_id)

@@ -36,10 +36,12 @@ def serve_command(
     try:
         import uvicorn
 
-        from ..runs import open_store
+        from ..runs.open import open_store
         from ..serve import create_app
     except ImportError as exc:
-        raise SystemExit(str(MissingDependencyError(f"the server ({exc.name})", "pip install 'minloop[serve]'")))
+        raise SystemExit(
+            str(MissingDependencyError(f"the server ({exc.name})", "pip install 'minloop[serve]'"))
+        ) from None
     if host not in LOOPBACK and not token:
         err.print(f"[bold red]error:[/] binding {host} serves other machines: give --token or MINLOOP_TOKEN")
         raise typer.Exit(2)

@@ -78,7 +78,9 @@ def agent_card(url: str, name: str, description: str) -> AgentCard:
         name=name,
         description=description,
         version="1",
-        supported_interfaces=[AgentInterface(url=f"{url}/a2a", protocol_binding="JSONRPC", protocol_version="1.0")],
+        supported_interfaces=[
+            AgentInterface(url=f"{url}/a2a", protocol_binding="JSONRPC", protocol_version="1.0")
+        ],
         capabilities=AgentCapabilities(streaming=True),
         default_input_modes=["text/plain"],
         default_output_modes=["text/plain"],

@@ -15,12 +15,11 @@ import hmac
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
-from typing import Any
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
-from starlette.middleware import Middleware
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -166,5 +165,3 @@ async def _resume(request: Request, runs: Runs, token: str | None) -> Response:
 async def _cancel(request: Request, runs: Runs, token: str | None) -> Response:
     runs.cancel(request.path_params["run_id"], token)
     return JSONResponse({"run_id": request.path_params["run_id"], "status": "cancelling"}, status_code=202)
-
-

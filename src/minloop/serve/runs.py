@@ -102,17 +102,16 @@ class Runs:
         self.check(run_id, token)
         watch = self.watches.get(run_id)
         if watch is None or watch.done or watch.task is None:
-            raise RunConflictError(run_id, "the run is not going in this worker; only a going run can be cancelled")
+            raise RunConflictError(
+                run_id, "the run is not going in this worker; only a going run can be cancelled"
+            )
         watch.task.cancel()
 
     def check(self, run_id: str, token: str | None) -> None:
         """Raise ``RunNotFoundError`` unless ``token`` started ``run_id`` (someone else's run is
         reported as missing, not as forbidden)."""
         watch = self.watches.get(run_id)
-        if watch is not None:
-            found = watch.tag
-        else:
-            found = self.store.load(run_id).row.tag or ""
+        found = watch.tag if watch is not None else self.store.load(run_id).row.tag or ""
         if found != tag_of(token):
             raise RunNotFoundError(run_id, "no run with this id for this token")
 
@@ -129,7 +128,9 @@ class Runs:
         return {"run_id": run_id, "status": status, "steps": stored.row.steps, "pending": pending,
                 "result": stored.result if status in ENDED or status == "paused" else None}  # fmt: skip
 
-    async def follow(self, run_id: str, token: str | None, after: int) -> AsyncIterator[tuple[int, dict[str, Any]]]:
+    async def follow(
+        self, run_id: str, token: str | None, after: int
+    ) -> AsyncIterator[tuple[int, dict[str, Any]]]:
         """The run's events after number ``after`` (numbered from 1), then each new one until it ends."""
         self.check(run_id, token)
         watch = self.watches.get(run_id)
@@ -155,4 +156,3 @@ class Runs:
             if watch.task is not None and not watch.done:
                 watch.task.cancel()
         await asyncio.gather(*(w.task for w in self.watches.values() if w.task), return_exceptions=True)
-
