@@ -38,9 +38,9 @@ def delete(name: str) -> str:
 
 
 async def wait(seconds: float) -> str:
-    """Wait, then say so."""
-    await asyncio.sleep(seconds)
+    """Say so, then wait (a kill while it waits lands after its side effect)."""
     _count("wait")
+    await asyncio.sleep(seconds)
     return f"waited {seconds}"
 
 
