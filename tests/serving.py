@@ -6,6 +6,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -35,7 +36,8 @@ def served(
     }
     command = [sys.executable, "-c", "from minloop.cli import main; main()", "serve", "--loop",
                "tests.servers.served:loop", "--store", store, "--port", str(port), "--url", f"http://127.0.0.1:{port}", *options]  # fmt: skip
-    process = subprocess.Popen(command, env=env, stderr=subprocess.PIPE)
+    log = tempfile.TemporaryFile()  # noqa: SIM115 (closed below)  read only if the server fails to start; a pipe could fill and block it
+    process = subprocess.Popen(command, env=env, stderr=log)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 30
@@ -45,10 +47,12 @@ def served(
                 break
             except httpx.TransportError:
                 if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"the server did not start: {process.stderr.read()!r}") from None  # type: ignore[union-attr]
+                    log.seek(0)
+                    raise RuntimeError(f"the server did not start: {log.read()!r}") from None
                 time.sleep(0.05)
         yield base, process
     finally:
         if process.poll() is None:
             process.terminate()
             process.wait(10)
+        log.close()
