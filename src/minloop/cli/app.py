@@ -27,6 +27,7 @@ from .batch import batch_command
 from .doctor import doctor_command
 from .eval import eval_bfcl_command
 from .runs import Run, Setup, Start, approve_command, pause_hint, runs_command
+from .serve import serve_command
 from .trace import replay_command, trace_app
 from .view import LiveView, err, out, show_result
 
@@ -263,6 +264,7 @@ def _register() -> None:
     eval_app.command("bfcl")(eval_bfcl_command)
     app.add_typer(eval_app, name="eval")
     app.command("replay")(replay_command)
+    app.command("serve")(serve_command)
     app.add_typer(trace_app, name="trace")
 
 

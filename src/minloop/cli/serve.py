@@ -1,0 +1,67 @@
+"""``minloop serve``: the loop as an HTTP service (``minloop.serve``), run by uvicorn."""
+
+from __future__ import annotations
+
+import importlib
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ..exceptions import MinloopError, MissingDependencyError
+from ..factory import build_model, build_tools
+from ..standard import Loop
+from .view import err
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def serve_command(
+    model: Annotated[str, typer.Option(help="'local' (embedded), or a remote model name.")] = "local",
+    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint for a remote model.")] = None,
+    api_key_env: Annotated[str, typer.Option(help="Environment variable holding the API key.")] = "OPENAI_API_KEY",
+    tools: Annotated[list[str] | None, typer.Option("--tools", help="Tools: 'module:function' or a .py file.")] = None,
+    builtin: Annotated[bool, typer.Option(help="Offer the built-in tools (calculator, clock, files).")] = True,
+    root: Annotated[Path, typer.Option(help="Directory the file tools may read.")] = Path("."),
+    max_steps: Annotated[int, typer.Option(min=1, help="Step budget of each run.")] = 6,
+    loop: Annotated[str | None, typer.Option(help="Serve this Loop object instead: 'module:name'.")] = None,
+    store: Annotated[str | None, typer.Option(help="Run store: a SQLite path or postgresql://...")] = None,
+    host: Annotated[str, typer.Option(help="Address to bind; anything but loopback needs a token.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port to bind.")] = 8000,
+    url: Annotated[str | None, typer.Option(help="Where clients reach this server (for the A2A agent card).")] = None,
+    token: Annotated[list[str] | None, typer.Option(envvar="MINLOOP_TOKEN", help="Bearer token a request must carry (repeat it for several clients; or MINLOOP_TOKEN, space-separated); each sees only its own runs.")] = None,
+) -> None:  # fmt: skip
+    """Serve one loop over HTTP: runs with events, approvals and resume, and /v1/chat/completions."""
+    try:
+        import uvicorn
+
+        from ..runs.open import open_store
+        from ..serve import create_app
+    except ImportError as exc:
+        raise SystemExit(
+            str(MissingDependencyError(f"the server ({exc.name})", "pip install 'minloop[serve]'"))
+        ) from None
+    if host not in LOOPBACK and not token:
+        err.print(f"[bold red]error:[/] binding {host} serves other machines: give --token or MINLOOP_TOKEN")
+        raise typer.Exit(2)
+    try:
+        served = _load(loop) if loop else Loop(build_model(model, base_url=base_url, api_key_env=api_key_env),
+                                               build_tools([*(["builtins"] if builtin else []), *(tools or [])], root),
+                                               max_steps)  # fmt: skip
+        app = create_app(served, open_store(store), token=token, url=url or f"http://{host}:{port}")
+    except (MinloopError, OSError) as exc:
+        err.print(f"[bold red]error:[/] {exc}", soft_wrap=True)
+        raise typer.Exit(2) from None
+    uvicorn.run(app, host=host, port=port, log_level=os.environ.get("MINLOOP_LOG_LEVEL", "warning"))
+
+
+def _load(spec: str) -> Loop:
+    module, _, name = spec.partition(":")
+    try:
+        found = getattr(importlib.import_module(module), name or "loop")
+    except (ImportError, AttributeError) as exc:
+        raise MinloopError(f"--loop {spec}: cannot load it ({exc})") from None
+    if not isinstance(found, Loop):
+        raise MinloopError(f"--loop {spec} is a {type(found).__name__}, not a minloop Loop")
+    return found

@@ -1,0 +1,95 @@
+"""The served loop as an A2A agent (the official ``a2a-sdk``): its card at
+``/.well-known/agent-card.json``, JSON-RPC (message send and stream) at ``/a2a``.
+
+A message starts a run and its task follows the run's status: working, then completed (the
+answer as an artifact), failed, or input-required when the run paused for an approval; the next
+message on that task is the decision ("yes"/"是" approves, anything else denies) and resumes it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from a2a.helpers.proto_helpers import new_task_from_user_message, new_text_part
+from a2a.server.agent_execution import AgentExecutor, RequestContext
+from a2a.server.events import EventQueue
+from a2a.server.request_handlers import DefaultRequestHandler
+from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
+from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+from a2a.types import AgentCapabilities, AgentCard, AgentInterface, AgentSkill
+
+from ..result import RunResult
+from .runs import tag_of
+
+if TYPE_CHECKING:
+    from starlette.routing import Route
+
+    from .runs import Runs
+
+__all__ = ["a2a_routes"]
+
+YES = ("yes", "y", "approve", "ok", "是", "好", "同意", "批准")
+
+
+class LoopExecutor(AgentExecutor):
+    """Runs the loop for each A2A message; remembers which run a paused task waits on."""
+
+    def __init__(self, runs: list[Runs]) -> None:
+        self.runs = runs
+        self.paused: dict[str, str] = {}  # task id -> run id
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        assert context.message is not None and context.task_id and context.context_id
+        if context.current_task is None:
+            await event_queue.enqueue_event(new_task_from_user_message(context.message))
+        updater = TaskUpdater(event_queue, context.task_id, context.context_id)
+        await updater.start_work()
+        loop = self.runs[0].loop_for(tag_of(None))
+        text = context.get_user_input()
+        run_id = self.paused.pop(context.task_id, None)
+        if run_id is None:
+            result = await loop.run(text)
+        else:
+            approve = text.strip().lower().rstrip(".!。！") in YES
+            pending = self.runs[0].store.load(run_id).pending
+            result = await loop.resume(run_id, {p.call_id: approve for p in pending}, by="a2a")
+        await self._report(result, updater, context.task_id)
+
+    async def _report(self, result: RunResult, updater: TaskUpdater, task_id: str) -> None:
+        if result.status == "success":
+            await updater.add_artifact([new_text_part(result.output or "")], name="answer")
+            await updater.complete()
+        elif result.status == "paused":
+            self.paused[task_id] = result.trace_id
+            asks = "; ".join(f"{p.name}({p.arguments})" for p in result.pending)
+            words = f"Approve {asks}? Reply yes or no. / 是否批准 {asks}？请回复 是 或 否。"
+            await updater.requires_input(updater.new_agent_message([new_text_part(words)]))
+        else:
+            why = f"{result.status}: {result.error or result.output or ''}"
+            await updater.failed(updater.new_agent_message([new_text_part(why)]))
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        assert context.task_id and context.context_id
+        await TaskUpdater(event_queue, context.task_id, context.context_id).cancel()
+
+
+def agent_card(url: str, name: str, description: str) -> AgentCard:
+    return AgentCard(
+        name=name,
+        description=description,
+        version="1",
+        supported_interfaces=[
+            AgentInterface(url=f"{url}/a2a", protocol_binding="JSONRPC", protocol_version="1.0")
+        ],
+        capabilities=AgentCapabilities(streaming=True),
+        default_input_modes=["text/plain"],
+        default_output_modes=["text/plain"],
+        skills=[AgentSkill(id="loop", name=name, description=description, tags=["agent", "tools"])],
+    )
+
+
+def a2a_routes(runs: list[Runs], url: str, name: str = "minloop", description: str = "") -> list[Route]:
+    """The agent card and the JSON-RPC endpoint for the served loop, reachable at ``url``."""
+    card = agent_card(url, name, description or "An agent loop with tools, served by minloop.")
+    handler: Any = DefaultRequestHandler(LoopExecutor(runs), InMemoryTaskStore(), card)
+    return [*create_agent_card_routes(card), *create_jsonrpc_routes(handler, "/a2a")]

@@ -1,0 +1,167 @@
+"""The ASGI app: ``create_app(loop, store, token=...)`` (Starlette; run it with uvicorn).
+
+``POST /runs`` {"prompt"} starts a run and answers its id at once; ``GET /runs/{id}`` its
+status, pending calls and result; ``GET /runs/{id}/events`` its events as server-sent events
+(``Last-Event-ID`` resumes after the last one seen); ``GET /runs/{id}/pending``;
+``POST /runs/{id}/calls/{call_id}/approve`` or ``/deny`` (a decision, then the run goes on);
+``POST /runs/{id}/resume``; ``POST /runs/{id}/cancel``; ``POST /v1/chat/completions``.
+With tokens every request needs ``Authorization: Bearer TOKEN``, and sees only the runs
+started with its own token.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
+
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from ..exceptions import RunConflictError, RunError, RunMismatchError, RunNotFoundError
+from ..runs.records import RunStore, Verdict
+from ..standard import Loop
+from .bodies import BadRequest, DecisionBody, ResumeBody, StartBody, read_body
+from .chat import chat_completions
+from .runs import Runs
+
+__all__ = ["create_app"]
+
+Handler = Callable[[Request, Runs, str | None], Awaitable[Response]]
+
+
+def create_app(loop: Loop, store: RunStore, *, token: str | Sequence[str] | None = None,
+               url: str = "http://127.0.0.1:8000") -> Starlette:  # fmt: skip
+    """An ASGI app serving ``loop``; its runs live in ``store`` (any worker sharing it serves them).
+    ``token``: the bearer token (or tokens) a request must carry; each sees only its own runs.
+    ``url``: where clients reach the server (the A2A agent card names it)."""
+    tokens = [token] if isinstance(token, str) else list(token or ())
+    runs_: list[Runs] = []
+
+    @asynccontextmanager
+    async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        runs_.append(Runs(loop, store))
+        yield
+        await runs_[0].close()
+
+    def route(path: str, handler: Handler, method: str) -> Route:
+        async def endpoint(request: Request) -> Response:
+            try:
+                given = _bearer(request)
+                if tokens and not any(hmac.compare_digest(given or "", t) for t in tokens):
+                    raise BadRequest(401, "this server needs 'Authorization: Bearer <token>'")
+                return await handler(request, runs_[0], given)
+            except BadRequest as exc:
+                return _error(exc.status, exc.message)
+            except RunNotFoundError as exc:
+                return _error(404, str(exc))
+            except (RunConflictError, RunMismatchError) as exc:
+                return _error(409, str(exc))
+            except RunError as exc:
+                return _error(400, str(exc))
+
+        return Route(path, endpoint, methods=[method])
+
+    routes = [
+        route("/runs", _start, "POST"),
+        route("/runs/{run_id}", _state, "GET"),
+        route("/runs/{run_id}/events", _events, "GET"),
+        route("/runs/{run_id}/pending", _pending, "GET"),
+        route("/runs/{run_id}/calls/{call_id}/approve", _approve, "POST"),
+        route("/runs/{run_id}/calls/{call_id}/deny", _deny, "POST"),
+        route("/runs/{run_id}/resume", _resume, "POST"),
+        route("/runs/{run_id}/cancel", _cancel, "POST"),
+        route("/v1/chat/completions", chat_completions, "POST"),
+    ]
+    from .a2a import a2a_routes
+
+    routes += a2a_routes(runs_, url)
+    return Starlette(routes=routes, lifespan=lifespan, middleware=[Middleware(_Guard, tokens=tokens)])
+
+
+class _Guard:
+    """The bearer token for the A2A endpoint (its card stays public, as the protocol expects)."""
+
+    def __init__(self, app: ASGIApp, tokens: list[str]) -> None:
+        self.app, self.tokens = app, tokens
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.tokens and scope["type"] == "http" and scope["path"].startswith("/a2a"):
+            given = _bearer(Request(scope))
+            if not any(hmac.compare_digest(given or "", t) for t in self.tokens):
+                await _error(401, "this server needs 'Authorization: Bearer <token>'")(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def _bearer(request: Request) -> str | None:
+    scheme, _, value = request.headers.get("authorization", "").partition(" ")
+    return value.strip() if scheme.lower() == "bearer" and value.strip() else None
+
+
+def _error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": {"message": message, "status": status}}, status_code=status)
+
+
+async def _start(request: Request, runs: Runs, token: str | None) -> Response:
+    body = await read_body(request, StartBody)
+    run_id = runs.start(body.prompt, token)
+    return JSONResponse({"run_id": run_id, "status": "running"}, status_code=202)
+
+
+async def _state(request: Request, runs: Runs, token: str | None) -> Response:
+    return JSONResponse(runs.state(request.path_params["run_id"], token))
+
+
+async def _pending(request: Request, runs: Runs, token: str | None) -> Response:
+    return JSONResponse(runs.state(request.path_params["run_id"], token)["pending"])
+
+
+async def _events(request: Request, runs: Runs, token: str | None) -> Response:
+    run_id = request.path_params["run_id"]
+    last = request.headers.get("last-event-id", "0")
+    if not last.isdigit():
+        raise BadRequest(400, "Last-Event-ID must be the number of an event this stream sent")
+    events = runs.follow(run_id, token, int(last))
+    first = await anext(events, None)  # errors (unknown run, another worker's) answer as JSON
+
+    async def lines() -> AsyncIterator[str]:
+        item = first
+        while item is not None:
+            number, event = item
+            yield f"id: {number}\nevent: {event['type']}\ndata: {json.dumps(event, ensure_ascii=False)}\n\n"
+            item = await anext(events, None)
+
+    return StreamingResponse(lines(), media_type="text/event-stream", headers={"Cache-Control": "no-store"})
+
+
+async def _decide(request: Request, runs: Runs, token: str | None, approve: bool) -> Response:
+    body = await read_body(request, DecisionBody)
+    run_id, call_id = request.path_params["run_id"], request.path_params["call_id"]
+    runs.resume(run_id, token, {call_id: Verdict(approve, body.reason, by="http")})
+    return JSONResponse({"run_id": run_id, "status": "running"}, status_code=202)
+
+
+async def _approve(request: Request, runs: Runs, token: str | None) -> Response:
+    return await _decide(request, runs, token, True)
+
+
+async def _deny(request: Request, runs: Runs, token: str | None) -> Response:
+    return await _decide(request, runs, token, False)
+
+
+async def _resume(request: Request, runs: Runs, token: str | None) -> Response:
+    body = await read_body(request, ResumeBody)
+    decisions = {k: Verdict(v, by="http") for k, v in body.decisions.items()}
+    runs.resume(request.path_params["run_id"], token, decisions)
+    return JSONResponse({"run_id": request.path_params["run_id"], "status": "running"}, status_code=202)
+
+
+async def _cancel(request: Request, runs: Runs, token: str | None) -> Response:
+    runs.cancel(request.path_params["run_id"], token)
+    return JSONResponse({"run_id": request.path_params["run_id"], "status": "cancelling"}, status_code=202)

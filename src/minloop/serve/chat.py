@@ -1,0 +1,91 @@
+"""``POST /v1/chat/completions``: any Chat Completions client talks to the served loop.
+
+The client's messages are the run's transcript; the tools run on the server and the reply is the
+loop's final answer (streamed as ``chat.completion.chunk`` events when ``"stream": true``). A run
+that does not end with an answer (it paused for an approval, ran out of steps) answers with its
+status and error as the text, ``finish_reason`` ``"stop"``, and the run id to follow it up.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+
+from ..layers.streaming import RunEnd, TextDelta
+from ..result import RunResult
+from .bodies import ChatBody, read_body
+from .runs import tag_of
+
+if TYPE_CHECKING:
+    from .runs import Runs
+
+__all__ = ["chat_completions"]
+
+
+async def chat_completions(request: Request, runs: Runs, token: str | None) -> Response:
+    body = await read_body(request, ChatBody)
+    messages: list[Any] = [m.model_dump(exclude_none=True) for m in body.messages]
+    loop = runs.loop_for(tag_of(token))
+    if not body.stream:
+        result = await loop.run(messages)
+        return JSONResponse(_completion(result, body.model))
+    return StreamingResponse(_chunks(loop.stream(messages), body.model), media_type="text/event-stream")
+
+
+def _answer(result: RunResult) -> str:
+    if result.output is not None and result.status == "success":
+        return result.output
+    return f"[{result.status}] {result.error or result.output or ''}".strip()
+
+
+def _completion(result: RunResult, model: str) -> dict[str, Any]:
+    usage = result.usage
+    return {
+        "id": f"chatcmpl-{result.trace_id}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "stop",
+                "message": {"role": "assistant", "content": _answer(result)},
+            }
+        ],
+        "usage": {
+            "prompt_tokens": usage.prompt_tokens,
+            "completion_tokens": usage.completion_tokens,
+            "total_tokens": usage.total_tokens,
+        },
+        "minloop": {"run_id": result.trace_id, "status": result.status},
+    }
+
+
+async def _chunks(stream: Any, model: str) -> AsyncIterator[str]:
+    head = {"object": "chat.completion.chunk", "created": int(time.time()), "model": model}
+    sent = ""
+    async with stream as events:
+        head["id"] = f"chatcmpl-{stream.trace_id}"
+        yield _chunk(head, {"role": "assistant", "content": ""}, None)
+        async for event in events:
+            if isinstance(event, TextDelta) and event.text:
+                sent += event.text
+                yield _chunk(head, {"content": event.text}, None)
+            elif isinstance(event, RunEnd):
+                answer = _answer(event.result)
+                if not answer.startswith(sent) or event.result.status != "success":
+                    yield _chunk(head, {"content": ("\n\n" if sent else "") + answer}, None)
+                elif answer != sent:
+                    yield _chunk(head, {"content": answer[len(sent) :]}, None)
+        yield _chunk(head, {}, "stop")
+    yield "data: [DONE]\n\n"
+
+
+def _chunk(head: dict[str, Any], delta: dict[str, Any], finish: str | None) -> str:
+    body = {**head, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+    return f"data: {json.dumps(body, ensure_ascii=False)}\n\n"

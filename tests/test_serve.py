@@ -1,0 +1,239 @@
+"""``minloop serve`` over real HTTP: runs, events, approvals, resume, cancel, tokens, bad bodies."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.serving import served
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    where = tmp_path_factory.mktemp("served")
+    with served(str(where / "runs.db"), counts=where) as (base, _):
+        yield base, where
+
+
+def events_of(
+    client: httpx.Client, run_id: str, last: int | None = None, stop_after: int | None = None
+) -> list[tuple[int, dict[str, Any]]]:
+    headers = {} if last is None else {"Last-Event-ID": str(last)}
+    got: list[tuple[int, dict[str, Any]]] = []
+    with client.stream("GET", f"/runs/{run_id}/events", headers=headers) as response:
+        assert response.status_code == 200, response.read()
+        number = 0
+        for line in response.iter_lines():
+            if line.startswith("id: "):
+                number = int(line[4:])
+            elif line.startswith("data: "):
+                got.append((number, json.loads(line[6:])))
+                if stop_after is not None and len(got) == stop_after:
+                    break
+    return got
+
+
+def wait_for(client: httpx.Client, run_id: str, *statuses: str) -> dict[str, Any]:
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        state = client.get(f"/runs/{run_id}").json()
+        if state["status"] in statuses:
+            return state
+        time.sleep(0.05)
+    raise AssertionError(f"run {run_id} never reached {statuses}: {state}")
+
+
+def test_a_run_started_over_http_streams_the_typed_events_and_ends_with_its_result(
+    server: tuple[str, Path],
+) -> None:
+    with httpx.Client(base_url=server[0]) as client:
+        started = client.post("/runs", json={"prompt": "add 2 3"})
+        assert started.status_code == 202
+        run_id = started.json()["run_id"]
+        events = events_of(client, run_id)
+        assert [n for n, _ in events] == list(range(1, len(events) + 1))
+        kinds = [e["type"] for _, e in events]
+        assert kinds[0] == "ToolCallStarted" and kinds[-1] == "RunEnd"
+        assert {"ToolCallFinished", "ToolCallResult", "StepEnd", "TextDelta"} <= set(kinds)
+        finished = next(e for _, e in events if e["type"] == "ToolCallFinished")
+        assert finished["call"]["name"] == "add" and json.loads(finished["call"]["arguments"]) == {
+            "a": 2,
+            "b": 3,
+        }
+        end = events[-1][1]["result"]
+        assert end["status"] == "success"
+        assert end["final_message"]["content"].startswith('done: {"result": 5')
+        state = wait_for(client, run_id, "success")
+        assert state["result"]["final_message"] == end["final_message"] and state["pending"] == []
+
+
+def test_a_client_that_drops_and_reconnects_sees_every_event_exactly_once(server: tuple[str, Path]) -> None:
+    with httpx.Client(base_url=server[0]) as client:
+        run_id = client.post("/runs", json={"prompt": "slow 0.3"}).json()["run_id"]
+        first = events_of(client, run_id, stop_after=3)  # then the client goes away
+        rest = events_of(client, run_id, last=first[-1][0])
+        whole = events_of(client, run_id)
+        assert first + rest == whole
+        assert [n for n, _ in whole] == list(range(1, len(whole) + 1))
+        assert whole[-1][1]["result"]["status"] == "success"  # leaving the stream did not cancel the run
+        assert (server[1] / "wait").read_text() == "ran\n"
+
+
+def test_a_call_needing_approval_pauses_the_run_until_it_is_approved_or_denied(
+    server: tuple[str, Path],
+) -> None:
+    with httpx.Client(base_url=server[0]) as client:
+        denied = client.post("/runs", json={"prompt": "delete a.txt"}).json()["run_id"]
+        state = wait_for(client, denied, "paused")
+        pending = client.get(f"/runs/{denied}/pending").json()
+        assert pending == state["pending"] and [(p["name"], p["why"]) for p in pending] == [
+            ("delete", "approval")
+        ]
+        assert json.loads(pending[0]["arguments"]) == {"name": "a.txt"}
+        answer = client.post(
+            f"/runs/{denied}/calls/{pending[0]['call_id']}/deny", json={"reason": "不要删除"}
+        )
+        assert answer.status_code == 202
+        end = wait_for(client, denied, "success")
+        assert "不要删除" in end["result"]["final_message"]["content"]
+        assert not (server[1] / "delete").exists()
+
+        approved = client.post("/runs", json={"prompt": "delete b.txt"}).json()["run_id"]
+        call_id = wait_for(client, approved, "paused")["pending"][0]["call_id"]
+        assert client.post(f"/runs/{approved}/calls/{call_id}/approve").status_code == 202
+        end = wait_for(client, approved, "success")
+        assert end["result"]["final_message"]["content"].startswith('done: {"result": "deleted b.txt"')
+        assert (server[1] / "delete").read_text() == "ran\n"
+        again = client.post(f"/runs/{approved}/calls/{call_id}/approve")
+        assert again.status_code == 409 and "has ended" in again.json()["error"]["message"]
+
+
+def test_a_going_run_is_cancelled_over_http(server: tuple[str, Path]) -> None:
+    with httpx.Client(base_url=server[0]) as client:
+        run_id = client.post("/runs", json={"prompt": "slow 5"}).json()["run_id"]
+        time.sleep(0.2)
+        assert client.post(f"/runs/{run_id}/cancel").status_code == 202
+        assert wait_for(client, run_id, "cancelled")["status"] == "cancelled"
+        assert client.post(f"/runs/{run_id}/cancel").status_code == 409
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "words"),
+    [
+        (b"{not json", 400, "not JSON"),
+        (b'{"prompt": "hi", "colour": "red"}', 422, "colour: Extra inputs are not permitted"),
+        (b'{"prompt": 3}', 422, "prompt: Input should be a valid string"),
+        (json.dumps({"prompt": "x" * 100_001}).encode(), 422, "prompt: String should have at most 100000"),
+        (b'{"prompt": "' + b"x" * 1_000_001 + b'"}', 413, "over 1000000 bytes"),
+    ],
+)
+def test_a_bad_body_is_a_4xx_that_says_what_is_wrong(
+    server: tuple[str, Path], body: bytes, status: int, words: str
+) -> None:
+    answer = httpx.post(f"{server[0]}/runs", content=body, headers={"content-type": "application/json"})
+    assert answer.status_code == status and words in answer.json()["error"]["message"]
+
+
+def test_an_unknown_run_is_a_404(server: tuple[str, Path]) -> None:
+    answer = httpx.get(f"{server[0]}/runs/trc_nothing")
+    assert answer.status_code == 404 and "no run with this id" in answer.json()["error"]["message"]
+
+
+def test_a_token_is_required_and_a_run_is_visible_only_to_the_token_that_started_it(tmp_path: Path) -> None:
+    with served(str(tmp_path / "runs.db"), "--token", "alpha", "--token", "beta") as (base, _):
+        assert httpx.post(f"{base}/runs", json={"prompt": "hi"}).status_code == 401
+        wrong = httpx.post(f"{base}/runs", json={"prompt": "hi"}, headers={"Authorization": "Bearer gamma"})
+        assert wrong.status_code == 401 and "Bearer" in wrong.json()["error"]["message"]
+        with httpx.Client(base_url=base, headers={"Authorization": "Bearer alpha"}) as client:
+            run_id = client.post("/runs", json={"prompt": "hi"}).json()["run_id"]
+            assert wait_for(client, run_id, "success")["result"]["final_message"]["content"] == "echo: hi"
+        beta = {"Authorization": "Bearer beta"}
+        for path in (f"/runs/{run_id}", f"/runs/{run_id}/events", f"/runs/{run_id}/pending"):
+            answer = httpx.get(f"{base}{path}", headers=beta)
+            assert (
+                answer.status_code == 404
+                and "no run with this id for this token" in answer.json()["error"]["message"]
+            )
+        assert httpx.post(f"{base}/runs/{run_id}/resume", json={}, headers=beta).status_code == 404
+
+
+def test_binding_beyond_loopback_needs_a_token() -> None:
+    from typer.testing import CliRunner
+
+    from minloop.cli.app import app
+
+    outcome = CliRunner().invoke(
+        app, ["serve", "--loop", "tests.servers.served:loop", "--host", "0.0.0.0"], env={"MINLOOP_TOKEN": ""}
+    )
+    assert outcome.exit_code == 2 and "give --token or MINLOOP_TOKEN" in outcome.output
+
+
+def test_the_openai_sdk_talks_to_the_loop_through_chat_completions(server: tuple[str, Path]) -> None:
+    from openai import OpenAI
+
+    client = OpenAI(base_url=f"{server[0]}/v1", api_key="unused", max_retries=0)
+    reply = client.chat.completions.create(
+        model="minloop", messages=[{"role": "user", "content": "你好 世界"}]
+    )
+    assert reply.choices[0].message.content == "echo: 你好 世界" and reply.choices[0].finish_reason == "stop"
+    chunks = list(
+        client.chat.completions.create(
+            model="minloop", messages=[{"role": "user", "content": "add 4 5"}], stream=True
+        )
+    )
+    text = "".join(c.choices[0].delta.content or "" for c in chunks)
+    assert text.startswith('done: {"result": 9') and chunks[-1].choices[0].finish_reason == "stop"
+    with pytest.raises(Exception, match="messages: List should have at least 1 item"):
+        client.chat.completions.create(model="minloop", messages=[])
+
+
+def test_the_a2a_client_reads_the_card_and_a_paused_run_is_input_required_until_approved(
+    server: tuple[str, Path],
+) -> None:
+    import asyncio
+
+    from a2a.client import A2ACardResolver, create_client
+    from a2a.helpers.proto_helpers import get_artifact_text, new_text_message
+    from a2a.types import Role, SendMessageRequest, TaskState
+
+    async def talk() -> tuple[Any, list[Any], list[Any]]:
+        async with httpx.AsyncClient() as http:
+            card = await A2ACardResolver(http, server[0]).get_agent_card()
+        client = await create_client(card)
+        first = [
+            r
+            async for r in client.send_message(
+                SendMessageRequest(message=new_text_message("add 20 22", role=Role.ROLE_USER))
+            )
+        ]
+        asked = [
+            r
+            async for r in client.send_message(
+                SendMessageRequest(message=new_text_message("delete c.txt", role=Role.ROLE_USER))
+            )
+        ]
+        task = asked[0].task
+        assert state_of(asked) == TaskState.TASK_STATE_INPUT_REQUIRED, asked
+        reply = new_text_message("是", role=Role.ROLE_USER, task_id=task.id, context_id=task.context_id)
+        done = [r async for r in client.send_message(SendMessageRequest(message=reply))]
+        return card, first, done
+
+    card, first, done = asyncio.run(talk())
+    assert card.name == "minloop" and card.capabilities.streaming
+    for responses, words in ((first, 'done: {"result": 42'), (done, 'done: {"result": "deleted c.txt"')):
+        assert state_of(responses) == TaskState.TASK_STATE_COMPLETED
+        artifacts = [r.artifact_update.artifact for r in responses if r.HasField("artifact_update")]
+        artifacts += [a for r in responses if r.HasField("task") for a in r.task.artifacts]
+        assert get_artifact_text(artifacts[-1]).startswith(words)
+    assert (server[1] / "delete").read_text().count("ran") >= 1
+
+
+def state_of(responses: list[Any]) -> Any:
+    last = responses[-1]
+    return last.status_update.status.state if last.HasField("status_update") else last.task.status.state
