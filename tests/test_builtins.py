@@ -203,13 +203,12 @@ def test_list_files_follows_the_usual_glob_rules(nested: Path, pattern: str, pat
 def test_the_file_tools_say_which_glob_rules_they_follow(tmp_path: Path) -> None:
     specs = {t.name: t.spec()["function"] for t in file_tools(tmp_path)}
     listing = specs["list_files"]["parameters"]["properties"]["pattern"]["description"]
-    assert listing == (
-        'Glob on the file name, e.g. "*.py" for every Python file in any folder, or on the path when '
-        'it has a "/": "src/*.md" (directly in src), "src/**/*.md" (at any depth under src), '
-        '"**/*.txt" (in any folder, the top one included); none for every file.'
+    assert (
+        listing
+        == 'Glob on the file name in any folder, e.g. "*.py", or on the path with a "/": "src/*.md", "**/*.txt"; none for every file.'
     )
     searching = specs["search_files"]["parameters"]["properties"]["pattern"]["description"]
     assert (
         searching
-        == 'Glob on the file name, e.g. "*.md", or on the path when it has a "/" ("docs/**/*.md"), as in list_files.'
+        == 'Glob on the file name, e.g. "*.md", as in list_files.'
     )

@@ -71,10 +71,8 @@ class Folder:
         """Count and list (largest first) the files in the working folder that match a glob pattern.
 
         Args:
-            pattern: Glob on the file name, e.g. "*.py" for every Python file in any folder, or
-                on the path when it has a "/": "src/*.md" (directly in src), "src/**/*.md" (at
-                any depth under src), "**/*.txt" (in any folder, the top one included); none for
-                every file.
+            pattern: Glob on the file name in any folder, e.g. "*.py", or on the path with a
+                "/": "src/*.md", "**/*.txt"; none for every file.
         """
         found = [(p.relative_to(self.base).as_posix(), p.stat().st_size) for p in self.walk(pattern or "*")]
         sizes = sorted(found, key=lambda s: (-s[1], s[0]))  # largest first, like `ls -S`
@@ -103,8 +101,7 @@ class Folder:
 
         Args:
             query: Text to look for.
-            pattern: Glob on the file name, e.g. "*.md", or on the path when it has a "/"
-                ("docs/**/*.md"), as in list_files.
+            pattern: Glob on the file name, e.g. "*.md", as in list_files.
         """
         needle, matches = query.lower(), []
         for path in self.walk(pattern):
