@@ -210,7 +210,7 @@ def test_a_call_at_the_limit_is_not_run_and_the_run_ends_without_an_answer() -> 
         [reply(None, call("add", {"a": 1, "b": 1})), reply(None, call("add", {"a": 2, "b": 2}))]
     )
     result = Loop(model, [add], max_steps=1, answer_at_limit=True).run_sync("Add.")
-    assert (result.status, result.forced_by) == ("max_steps_exceeded", None)
+    assert (result.status, result.forced_by) == ("max_steps_exceeded", "max_steps")  # it was asked for
     assert [s.decision for s in result.steps] == ["tool_calls", "blank"]
     assert [m["role"] for m in result.messages] == ["user", "assistant", "tool"]
 
@@ -284,7 +284,7 @@ def test_a_forced_answer_that_does_not_validate_is_kept_but_has_no_value() -> No
         controls=Controls(limit_text=limit_text),
     )
     result = loop.run_sync("一加一等于几?")
-    assert (result.status, result.forced_by, result.output_value) == ("max_steps_exceeded", None, None)
+    assert (result.status, result.forced_by, result.output_value) == ("max_steps_exceeded", "max_steps", None)
     assert result.output == '{"total": "two"}'
     assert result.error is not None and result.error.startswith(
         "no answer within 1 steps; the answer at the limit was not accepted: Your answer is not valid output: total:"

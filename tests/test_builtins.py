@@ -171,3 +171,44 @@ def test_symlinked_files_leading_out_are_not_listed(tree: Path) -> None:
     assert body["count"] == 0
     code, body = call(file_tools(tree), "list_files", pattern="pkg/*")
     assert [f["path"] for f in body["files"]] == ["pkg/big.py", "pkg/a.py"]
+
+
+@pytest.fixture
+def nested(tmp_path: Path) -> Path:
+    (tmp_path / "sub" / "deep").mkdir(parents=True)
+    for rel in ("a.txt", "keys.txt", "sub/b.txt", "sub/deep/c.py", "笔记.txt"):
+        (tmp_path / rel).write_text(rel)
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    ("pattern", "paths"),
+    [
+        ("**/*.txt", ["a.txt", "keys.txt", "sub/b.txt", "笔记.txt"]),  # the top folder too
+        ("*.txt", ["a.txt", "keys.txt", "sub/b.txt", "笔记.txt"]),  # a name, in any folder
+        ("**/*", ["a.txt", "keys.txt", "sub/b.txt", "sub/deep/c.py", "笔记.txt"]),
+        ("sub/*", ["sub/b.txt"]),  # with a "/", * stays in one folder
+        ("sub/**/*.py", ["sub/deep/c.py"]),
+        ("sub/**", ["sub/b.txt", "sub/deep/c.py"]),
+        ("[ak]*.txt", ["a.txt", "keys.txt"]),
+        ("笔*", ["笔记.txt"]),
+    ],
+)
+def test_list_files_follows_the_usual_glob_rules(nested: Path, pattern: str, paths: list[str]) -> None:
+    code, body = call(file_tools(nested), "list_files", pattern=pattern)
+    assert code is None and sorted(f["path"] for f in body["files"]) == sorted(paths)
+    assert body["count"] == len(paths)
+
+
+def test_the_file_tools_say_which_glob_rules_they_follow(tmp_path: Path) -> None:
+    specs = {t.name: t.spec()["function"] for t in file_tools(tmp_path)}
+    listing = specs["list_files"]["parameters"]["properties"]["pattern"]["description"]
+    assert (
+        listing
+        == 'Glob on the file name in any folder, e.g. "*.py", or on the path with a "/": "src/*.md", "**/*.txt"; none for every file.'
+    )
+    searching = specs["search_files"]["parameters"]["properties"]["pattern"]["description"]
+    assert (
+        searching
+        == 'Glob on the file name, e.g. "*.md", as in list_files.'
+    )

@@ -323,7 +323,7 @@ def test_without_the_extra_the_error_says_what_to_install(monkeypatch: pytest.Mo
 def test_names_the_chat_format_refuses_are_made_safe_and_a_server_opens_once() -> None:
     from minloop.mcp.convert import exposed_name
 
-    assert exposed_name("files.read/all", None) == "files_read_all"
+    assert exposed_name("files.read/all", None) == "files_read_all_c4acc06c"  # + its own name's hash
     assert exposed_name("get-sum", "everything") == "everything_get-sum"
     assert len(exposed_name("x" * 80, "p")) == 64
 

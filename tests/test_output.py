@@ -306,3 +306,24 @@ def test_a_list_of_choices_is_decoded_with_at_most_as_many_items_as_choices() ->
     arguments = decision_schema(tools, "required")["properties"]["arguments"]
     assert arguments == {**bounded(params), "additionalProperties": False}
     assert params["properties"]["amenities"] == amenities  # the tool's own schema is not changed
+
+
+def test_a_schema_reference_that_points_nowhere_is_refused_when_the_loop_is_built() -> None:
+    model = ScriptedModel([])  # no call is made: the schema is refused first
+    properties = {"城市": {"$ref": "#/$defs/City"}, "other": {"items": {"$ref": "#/$defs/Missing"}}}
+    broken = {"type": "object", "$defs": {"City": {"type": "string"}}, "properties": properties}
+    with pytest.raises(MinloopError) as caught:
+        Loop(model, output=broken)
+    assert (
+        str(caught.value)
+        == "the output JSON schema is not valid: $ref '#/$defs/Missing' points to nothing in the schema"
+    )
+    good = {**broken, "properties": {"城市": {"$ref": "#/$defs/City"}, "self": {"$ref": "#"}}}
+    assert OutputSpec.of(good).parse('{"城市": "北京"}') == {"城市": "北京"}
+
+
+@pytest.mark.parametrize("tag", ["json", "JSON", "Json", ""])
+def test_a_fenced_answer_is_accepted_whatever_the_case_of_its_language_tag(tag: str) -> None:
+    model = ScriptedModel([f"```{tag}\n{GOOD}\n```"])
+    result = Loop(model, output=City).run_sync("Paris?")
+    assert (result.status, result.output_value) == ("success", City(name="Paris", population=2102650))

@@ -115,6 +115,12 @@ def test_ls_lists_runs_and_filters_by_status() -> None:
         [failed, "max_steps_exceeded", "1", "15"],
         [ok, "success", "3", "45"],
     ]
+    code, listed_by_the_helps_word, _ = invoke("trace", "list")  # the word `minloop trace --help` uses
+    assert (code, listed_by_the_helps_word) == (0, table)
+    code, stdout, _ = invoke("trace", "list", "--status", "success", "--json")
+    assert [r["trace_id"] for r in json.loads(stdout)] == [ok]
+    code, helped, _ = invoke("--help")
+    assert "Stored runs: list (or ls), show, export." in helped
 
 
 def test_show_json_has_every_step_in_full() -> None:

@@ -1,7 +1,11 @@
 """A small MCP server over stdio (plain JSON-RPC lines, no SDK) for faults real servers do not
 produce on demand: ``crash`` exits mid-call, ``hang`` never answers, ``drift`` returns structured
 content that breaks its own output schema, ``wipe`` is marked destructive. ``echo`` answers with
-the server's name (``fault`` + the first argument) and how many calls it has received."""
+the server's name (``fault`` + the first argument) and how many calls it has received; ``echo``
+of the text "raise" answers with a JSON-RPC error, as a server whose tool handler raised does.
+Named ``faultZh`` (argument ``Zh``) it offers tools whose names the Chat Completions format does
+not allow (Chinese, and two that share their first 64 characters) instead; named ``faultNoisy``
+it first prints lines on stdout that are not JSON-RPC."""
 
 from __future__ import annotations
 
@@ -30,6 +34,13 @@ TOOLS = [
 ]
 
 
+LONG = "get_the_weather_forecast_for_the_next_seven_days_in_a_given_city_"
+NAMED = [
+    {"name": n, "description": f"工具 {n}", "inputSchema": TEXT}
+    for n in ("查询天气", "查询时间", LONG + "a", LONG + "b")
+]
+
+
 def answer(request_id: object, result: dict[str, object]) -> None:
     sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": request_id, "result": result}) + "\n")
     sys.stdout.flush()
@@ -51,12 +62,19 @@ def call(request_id: object, name: str, arguments: dict[str, object], server: st
             {"content": [{"type": "text", "text": "warm"}], "structuredContent": {"celsius": "warm"}},
         )
         return
+    if arguments.get("text") == "raise":
+        error = {"code": -32603, "message": "ValueError: the handler raised"}
+        sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": request_id, "error": error}) + "\n")
+        sys.stdout.flush()
+        return
     text = f"{server} call #{CALLS[0]} {name}: {arguments.get('text', 'done')}"
     answer(request_id, {"content": [{"type": "text", "text": text}]})
 
 
 def main() -> None:
     server = "fault" + (sys.argv[1] if len(sys.argv) > 1 else "")
+    if server == "faultNoisy":
+        print("starting up...\nloading config: ok", flush=True)
     for line in sys.stdin:
         message = json.loads(line)
         method, request_id = message.get("method"), message.get("id")
@@ -71,7 +89,7 @@ def main() -> None:
                 },
             )
         elif method == "tools/list":
-            answer(request_id, {"tools": TOOLS})
+            answer(request_id, {"tools": NAMED if server == "faultZh" else TOOLS})
         elif method == "tools/call":
             call(request_id, params["name"], params.get("arguments") or {}, server)
         elif request_id is not None:

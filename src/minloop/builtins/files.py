@@ -4,12 +4,18 @@ Every path is resolved (symlinks included) and must stay inside the root; ``..``
 that lead out are refused. Hidden entries (``.git``, ``.venv``...), ``__pycache__`` and
 ``node_modules`` are skipped when listing or searching, as ``ripgrep`` skips them by default
 (the last two through the ``.gitignore`` files that nearly always name them).
+
+Patterns follow ripgrep's globs (and ``.gitignore``'s): a pattern without ``/`` matches a
+file's name in any folder (``*.py`` finds every Python file); a pattern with ``/`` matches the
+path from the root, where ``*`` and ``?`` stay inside one folder and ``**/`` matches zero or
+more folders (``**/*.txt`` finds ``a.txt`` and ``sub/b.txt``; ``src/*.md`` only files directly
+in ``src``; ``src/**`` everything under it).
 """
 
 from __future__ import annotations
 
-import fnmatch
 import os
+import re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,14 +59,14 @@ class Folder:
         return target
 
     def walk(self, pattern: str) -> list[Path]:
+        match = glob_matcher(pattern)
         found = []
         for dirpath, dirnames, filenames in os.walk(self.base):
             dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in SKIPPED)
             for name in sorted(filenames):
                 path = Path(dirpath, name)
                 rel = path.relative_to(self.base).as_posix()
-                matches = fnmatch.fnmatch(name, pattern) or fnmatch.fnmatch(rel, pattern)
-                if matches and not name.startswith(".") and path.resolve().is_relative_to(self.base):
+                if match(rel) and not name.startswith(".") and path.resolve().is_relative_to(self.base):
                     found.append(path)
         return found
 
@@ -68,8 +74,8 @@ class Folder:
         """Count and list (largest first) the files in the working folder that match a glob pattern.
 
         Args:
-            pattern: Glob on the file name or its relative path, e.g. "*.py" for Python files or
-                "src/*.md"; none for every file.
+            pattern: Glob on the file name in any folder, e.g. "*.py", or on the path with a
+                "/": "src/*.md", "**/*.txt"; none for every file.
         """
         found = [(p.relative_to(self.base).as_posix(), p.stat().st_size) for p in self.walk(pattern or "*")]
         sizes = sorted(found, key=lambda s: (-s[1], s[0]))  # largest first, like `ls -S`
@@ -98,7 +104,7 @@ class Folder:
 
         Args:
             query: Text to look for.
-            pattern: Glob on the file name, e.g. "*.md".
+            pattern: Glob on the file name, e.g. "*.md", as in list_files.
         """
         needle, matches = query.lower(), []
         for path in self.walk(pattern):
@@ -122,3 +128,42 @@ class Folder:
             "matches": matches[:MAX_MATCHES],
             "truncated": len(matches) > MAX_MATCHES or len(per_file) > MAX_FILES,
         }
+
+
+def glob_matcher(pattern: str) -> Any:
+    """``match(relative_path)`` for ``pattern`` under the rules in the module docstring."""
+    pattern = pattern.strip().lstrip("/") if "/" in pattern.strip() else pattern.strip()
+    if "/" not in pattern:
+        name = re.compile(_segment(pattern), re.DOTALL)
+        return lambda rel: name.fullmatch(rel.rsplit("/", 1)[-1]) is not None
+    parts = [p for p in pattern.split("/") if p]
+    regex = ""
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        if part == "**":
+            regex += ".*" if last else "(?:[^/]+/)*"
+        else:
+            regex += _segment(part) + ("" if last else "/")
+    whole = re.compile(regex, re.DOTALL)
+    return lambda rel: whole.fullmatch(rel) is not None
+
+
+def _segment(part: str) -> str:
+    """One folder's or name's glob as a regex: ``*`` and ``?`` do not cross ``/``."""
+    out, i = [], 0
+    while i < len(part):
+        c = part[i]
+        end = part.find("]", i + 2) if c == "[" else -1
+        if c == "*":
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif end != -1:
+            body = part[i + 1 : end]
+            body = "^" + body[1:] if body.startswith("!") else body
+            out.append("[" + body.replace("\\", "\\\\") + "]")
+            i = end
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return "".join(out)

@@ -23,7 +23,9 @@ from ..trace.sqlite import Trace, TraceCall, TraceStep, TraceStore
 
 __all__ = ["replay_command", "trace_app"]
 
-trace_app = typer.Typer(add_completion=False, no_args_is_help=True, help="Stored runs: list, show, export.")
+trace_app = typer.Typer(
+    add_completion=False, no_args_is_help=True, help="Stored runs: list (or ls), show, export."
+)
 out = Console()
 err = Console(stderr=True)
 BAR_WIDTH = 24
@@ -97,6 +99,9 @@ def ls(
             _clip(r.prompt, 40),
         )
     out.print(table if runs else "[dim]no runs[/]")
+
+
+trace_app.command("list", help="List recent runs (the same as `minloop trace ls`).")(ls)
 
 
 @trace_app.command("show")

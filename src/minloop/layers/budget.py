@@ -4,7 +4,10 @@
 each model call the loop asks ``Budget.check`` whether the call may go out, counting what it will
 at least spend: its prompt, counted exactly by the embedded model (``count_tokens``) and
 estimated for remote models (``minloop.layers.tokens``, calibrated on each reply's reported
-usage). A reply that overshoots a budget is caught the same way before the next call.
+usage). A reply that overshoots a budget is caught the same way before the next call. A reply that
+reports no usage (some local servers and proxies, streams without ``stream_options``) is
+counted by the loop: the prompt it sent and the reply it got, by the same estimate; the
+``error`` of a run that such counts stopped says the count is an estimate.
 Tool calls are counted as they are made: a call past ``tool_calls`` is not run (the model reads
 ``ERR_TOOL_BUDGET``). A spent budget ends the run with status ``budget_exceeded``; ``RunResult
 .error`` names the budget and by how much it would be exceeded. A reply that already holds the
@@ -30,7 +33,7 @@ from ..models.base import ModelRequest, Usage
 from ..result import RunResult, Step
 from ..state import Limit, Prompt, Reply, RunState
 from ..tools import Tool
-from .tokens import tokens_of
+from .tokens import estimate_tokens, tokens_of
 
 __all__ = ["Budget", "BudgetName", "Budgeting", "Price", "Spent"]
 
@@ -47,6 +50,17 @@ class Price:
     prompt: float
     completion: float
 
+    def __post_init__(self) -> None:
+        for name in ("prompt", "completion"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise MinloopError(
+                    f"Price({name}={value!r}): a price is a number per million tokens, "
+                    f"e.g. Price(prompt=0.15, completion=0.6)"
+                )
+            if value < 0:
+                raise MinloopError(f"Price({name}={value}): a price cannot be negative")
+
     def of(self, usage: Usage) -> float:
         return (usage.prompt_tokens * self.prompt + usage.completion_tokens * self.completion) / 1e6
 
@@ -61,15 +75,22 @@ class Spent:
     refused_calls: int = 0  # calls not run because the tool-call budget was spent
     cost: float | None = None
 
+    estimated: int = 0  # model calls whose usage the loop counted itself (the model reported none)
+
     @classmethod
-    def of(cls, steps: Iterable[Step], price: Price | None = None) -> Spent:
-        usage, calls, tools, refused = Usage(), 0, 0, 0
+    def of(
+        cls, steps: Iterable[Step], price: Price | None = None, estimates: Mapping[int, Usage] | None = None
+    ) -> Spent:
+        """The totals of ``steps``; ``estimates`` (by step) stands in for usage a model did not report."""
+        usage, calls, tools, refused, estimated = Usage(), 0, 0, 0, 0
         for step in steps:
-            usage, calls = usage + step.usage, calls + 1
+            counted = (estimates or {}).get(step.index) if not step.usage.total_tokens else None
+            estimated += counted is not None
+            usage, calls = usage + (counted or step.usage), calls + 1
             for result in step.results:
                 refused += result.error == REFUSED
                 tools += result.error != REFUSED
-        return cls(usage, calls, tools, refused, None if price is None else price.of(usage))
+        return cls(usage, calls, tools, refused, None if price is None else price.of(usage), estimated)
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,10 +117,16 @@ class Budget:
             "cost",
         ):
             value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+                kind = "a number" if name == "cost" else "a whole number"
+                raise MinloopError(
+                    f"Budget({name}={value!r}): a budget is {kind} or None, got {type(value).__name__}"
+                )
+            if name != "cost" and isinstance(value, float):
+                raise MinloopError(f"Budget({name}={value!r}): a count budget is a whole number (int)")
             if value is not None and value < 0:
                 raise MinloopError(f"Budget({name}={value}): a budget cannot be negative")
-        prices = {k: v if isinstance(v, Price) else Price(*v) for k, v in self.prices.items()}
-        object.__setattr__(self, "prices", prices)
+        object.__setattr__(self, "prices", _prices(self.prices))
 
     def price_for(self, model: str) -> Price | None:
         """The model's price; raises if a cost limit is set and the table does not name the model."""
@@ -143,6 +170,33 @@ class Budget:
         return None
 
 
+def _prices(prices: Any) -> dict[str, Price]:
+    if not isinstance(prices, Mapping):
+        raise MinloopError(f"Budget(prices=...) maps a model name to a Price, got {type(prices).__name__}")
+    table = {}
+    for model, price in prices.items():
+        if isinstance(price, Price):
+            table[model] = price
+        elif isinstance(price, tuple | list) and len(price) == 2:
+            table[model] = Price(*price)
+        else:
+            raise MinloopError(
+                f"Budget(prices={{{model!r}: {price!r}}}): a price is Price(prompt, completion) "
+                "or a (prompt, completion) pair per million tokens"
+            )
+    return table
+
+
+def _estimated(limit: Limit, spent: Spent) -> Limit:
+    if not spent.estimated or limit.name in ("model_calls", "tool_calls"):
+        return limit
+    note = (
+        f" (an estimate: the model reported no token usage for {spent.estimated} of "
+        f"{spent.model_calls} calls, so the loop counted what was sent and received)"
+    )
+    return replace(limit, reason=limit.reason + note)
+
+
 def _over(name: BudgetName, text: str) -> Limit:
     return Limit(name, "budget_exceeded", f"budget exceeded: {name}: {text}")
 
@@ -173,13 +227,18 @@ class Budgeting(Layer):
         tokens = 0
         if self.budget.counts_prompts:
             tokens = tokens_of(run, prompt.tools).count(prompt.request().messages)
-        limit = self.budget.check(Spent.of(run.steps, self.price), tokens, self.price)
-        return prompt if limit is None else replace(prompt, limit=limit)
+        spent = Spent.of(run.steps, self.price, run.local(_Estimates, _Estimates))
+        limit = self.budget.check(spent, tokens, self.price)
+        return prompt if limit is None else replace(prompt, limit=_estimated(limit, spent))
 
     async def wrap_model(self, run: RunState, request: ModelRequest, call: CallModel) -> Reply:
         reply = await call(request)
-        if self.budget.counts_prompts:
-            tokens_of(run, request.tools).calibrate(request.messages, reply.response.usage.prompt_tokens)
+        usage, tokens = reply.response.usage, tokens_of(run, request.tools)
+        if not usage.total_tokens:  # no usage reported: count what was sent and what came back
+            received = estimate_tokens([reply.response.message])
+            run.local(_Estimates, _Estimates)[run.index] = Usage(tokens.count(request.messages), received)
+        elif self.budget.counts_prompts:
+            tokens.calibrate(request.messages, usage.prompt_tokens)
         return reply
 
     async def after_model(self, run: RunState, reply: Reply, decision: Decision) -> Decision:
@@ -197,7 +256,13 @@ class Budgeting(Layer):
     def end(self, run: RunState, result: RunResult) -> RunResult:
         if self.price is None:
             return result
-        return replace(result, cost=Spent.of(result.steps, self.price).cost)
+        return replace(
+            result, cost=Spent.of(result.steps, self.price, run.local(_Estimates, _Estimates)).cost
+        )
+
+
+class _Estimates(dict[int, Usage]):
+    """The usage the loop counted, by step, for replies that reported none."""
 
 
 class _Calls:

@@ -45,7 +45,7 @@ INVALID = (
     "Your answer is not valid output: {problems}. Reply with only one JSON object that matches "
     "the required schema."
 )
-_FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
+_FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL | re.IGNORECASE)
 
 
 class OutputError(ValueError):
@@ -92,7 +92,8 @@ class OutputSpec:
         return INSTRUCTION.format(schema=json.dumps(self.schema, ensure_ascii=False))
 
     def parse(self, text: str) -> Any:
-        """The validated value of an answer's text (a fenced ```json block is accepted too)."""
+        """The validated value of an answer's text (a fenced block is accepted too: a bare fence,
+        or ```json with the tag in any case, ```JSON or ```Json)."""
         match = _FENCE.match(text)
         raw = match.group(1) if match else text.strip()
         try:
@@ -184,6 +185,34 @@ def _check_json_schema(schema: dict[str, Any]) -> None:
         js.validators.validator_for(schema).check_schema(schema)
     except js.SchemaError as exc:
         raise MinloopError(f"the output JSON schema is not valid: {exc.message}") from None
+    _check_references(schema, js.validators.validator_for(schema))
+
+
+def _check_references(schema: dict[str, Any], validator: Any) -> None:
+    """Every ``$ref`` must resolve inside the schema (nothing is fetched from the network)."""
+    from referencing import Registry
+    from referencing.exceptions import Unresolvable
+    from referencing.jsonschema import specification_with
+
+    spec = specification_with(validator.META_SCHEMA.get("$schema", ""))
+    base = str(schema.get("$id", ""))
+    resolver = Registry().with_resource(base, spec.create_resource(schema)).resolver(base)
+    for ref in sorted(set(_refs(schema))):
+        try:
+            resolver.lookup(ref)
+        except Unresolvable:
+            raise MinloopError(
+                f"the output JSON schema is not valid: $ref {ref!r} points to nothing in the schema"
+            ) from None
+
+
+def _refs(node: Any) -> list[str]:
+    if isinstance(node, dict):
+        own = [node["$ref"]] if isinstance(node.get("$ref"), str) else []
+        return own + [r for k, v in node.items() if k not in ("const", "enum", "default") for r in _refs(v)]
+    if isinstance(node, list):
+        return [r for v in node for r in _refs(v)]
+    return []
 
 
 def _validate_with_jsonschema(schema: dict[str, Any], data: Any) -> Any:

@@ -277,7 +277,9 @@ class LoopStream:
             await self._queue.put(_Failed(exc))
 
     def _stop(self) -> None:
-        if self._task is not None and not self._task.done():
+        # Once only: a second cancel would interrupt the first one's clean-up (closing the
+        # model's HTTP stream), and leaving the block also closes the event iterator.
+        if self._task is not None and not self._task.done() and not self._task.cancelling():
             self._task.cancel()
 
     async def aclose(self) -> None:

@@ -48,13 +48,15 @@ def check_names(servers: Sequence[MCPServer], reserved: Iterable[str] = ()) -> l
     tools: list[Tool] = []
     for server in servers:
         for t in server.tools:
+            own = server.own_names.get(t.name, t.name)
+            offered = f"MCP server {server.name!r}" + (f" (its tool {own!r})" if own != t.name else "")
             if t.name in owner:
                 raise ToolDefinitionError(
-                    f"tool name {t.name!r} is offered by {owner[t.name]} and by MCP server {server.name!r}: "
+                    f"tool name {t.name!r} is offered by {owner[t.name]} and by {offered}: "
                     f"give the server a prefix, e.g. MCPServer(..., prefix={_suggest(server)!r}) or on the "
                     f'command line --mcp "{_suggest(server)}=COMMAND"'
                 )
-            owner[t.name] = f"MCP server {server.name!r}"
+            owner[t.name] = offered
             tools.append(t)
     return tools
 

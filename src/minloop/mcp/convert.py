@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -11,7 +12,8 @@ from ..tools import Tool, tool_from_schema
 
 __all__ = ["MCPToolError", "exposed_name", "needs_approval", "payload", "to_tool"]
 
-_BAD_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
+_BAD_CHARS = re.compile(r"[^a-zA-Z0-9_-]+")
+_LEGAL = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 
 
 class MCPToolError(Exception):
@@ -19,10 +21,17 @@ class MCPToolError(Exception):
 
 
 def exposed_name(name: str, prefix: str | None) -> str:
-    """The name the model sees: ``prefix_name`` when a prefix is given, with characters the Chat
-    Completions format does not allow in a name replaced by ``_`` (at most 64 characters)."""
+    """The name the model sees: ``prefix_name`` when a prefix is given. A name the Chat Completions
+    format allows (ASCII letters, digits, ``_`` and ``-``, at most 64) is kept as it is; any other
+    keeps its allowed part and ends with ``_`` and 8 hex digits of the SHA-256 of the server's own
+    name, so that two names never become one: ``查询天气`` becomes ``tool_<8 hex>``,
+    ``weather.today`` ``weather_today_<8 hex>``, and a name past 64 characters its first 55 and
+    the suffix. The server is always called with its own name."""
     full = f"{prefix}_{name}" if prefix else name
-    return _BAD_CHARS.sub("_", full)[:64] or "_"
+    if _LEGAL.fullmatch(full):
+        return full
+    kept = _BAD_CHARS.sub("_", full).strip("_")[:55].rstrip("_") or "tool"
+    return f"{kept}_{hashlib.sha256(name.encode()).hexdigest()[:8]}"
 
 
 def needs_approval(listed: Any, policy: bool | None) -> bool:

@@ -16,7 +16,7 @@ from typing import IO, Any
 
 from ..exceptions import MCPConnectionError, MinloopError, MissingDependencyError, ToolDefinitionError
 from ..tools import DEFAULT_TIMEOUT, Tool
-from .convert import payload, to_tool
+from .convert import MCPToolError, payload, to_tool
 
 __all__ = ["MCPServer"]
 
@@ -68,6 +68,7 @@ class MCPServer:
         self.prefix, self.timeout, self.approval = prefix, timeout, needs_approval
         self.env, self.cwd, self.connect_timeout = dict(env or {}), cwd, connect_timeout
         self.tools: list[Tool] = []
+        self.own_names: dict[str, str] = {}  # the name the model sees -> the server's own name
         self.session: Any = None
         self._stack: AsyncExitStack | None = None
         self._stderr: IO[str] | None = None
@@ -99,6 +100,7 @@ class MCPServer:
             if not self._named and init.server_info.name:
                 self.name = init.server_info.name
             self.tools = [self._tool(t) for t in listed]
+            self.own_names = {t.name: item.name for t, item in zip(self.tools, listed, strict=True)}
         except BaseException as exc:
             raise await self._failed(stack, exc) from None
         self._stack = stack
@@ -143,7 +145,10 @@ class MCPServer:
                     f"tools cannot be used any more in this session{self._stderr_tail()}"
                 )
                 raise ConnectionError(self._lost) from None
-            raise ConnectionError(f"MCP server {self.name!r}: {exc.message}") from None
+            # the server is there and answered: its tool handler failed (a JSON-RPC error)
+            raise MCPToolError(
+                f"server {self.name!r} answered the call with an error: {exc.message} (JSON-RPC error {exc.code})"
+            ) from None
         return payload(result, self.name)
 
     async def _list_tools(self) -> list[Any]:

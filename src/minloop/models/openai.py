@@ -238,6 +238,10 @@ def parse_completion(raw: bytes | str | dict[str, Any], url: str = "") -> ModelR
 
 
 def _normalize(message: Message) -> Message:
+    """String arguments, and no empty fields (``"refusal": null``, ``"annotations": []``): the
+    message a stream reassembles has none, and a run's trace is the same streamed or not."""
+    for key in [k for k, v in message.items() if k not in ("role", "content") and v in (None, [])]:
+        del message[key]
     calls = message.get("tool_calls")
     if isinstance(calls, list):
         for call in calls:

@@ -5,7 +5,9 @@ chunk's ``choices[0].delta`` carries a piece of the text or fragments of tool ca
 ``id``, ``function.name`` and ``function.arguments`` may each be split across chunks, and the
 fragments of several calls interleave, told apart by ``index``. With
 ``stream_options.include_usage`` a last chunk with no choices carries the token usage.
-``ChatStream`` reassembles all of it into the same assistant message a plain call returns.
+``ChatStream`` reassembles all of it into the same assistant message a plain call returns,
+reasoning included (``delta.reasoning_content`` or ``delta.reasoning``, as vLLM- and
+DeepSeek-style servers send it, becomes the message's ``reasoning_content`` or ``reasoning``).
 
 Anything else ends in ``ModelError``: a line that is not an event, a chunk that is not JSON, an
 error sent mid-stream, a stream that ends before the reply is complete.
@@ -25,6 +27,7 @@ from .base import ArgumentsDelta, ModelDelta, ModelResponse, TextDelta, ToolCall
 __all__ = ["ChatStream", "stream_body", "stream_failure"]
 
 IGNORED_FIELDS = frozenset({"event", "id", "retry"})
+REASONING = ("reasoning_content", "reasoning")  # the names servers give the model's reasoning
 
 
 def stream_body(body: dict[str, Any]) -> dict[str, Any]:
@@ -48,6 +51,7 @@ class ChatStream:
     def __init__(self, source: str = "model") -> None:
         self.source = source
         self.text: list[str] = []
+        self.reasoning: dict[str, list[str]] = {}  # "reasoning_content" or "reasoning": its pieces
         self.calls: dict[int, _Call] = {}
         self.usage = Usage()
         self.finished = False  # a finish_reason arrived
@@ -91,6 +95,9 @@ class ChatStream:
             if isinstance(text, str) and text:
                 self.text.append(text)
                 out.append(TextDelta(text))
+            for key in REASONING:
+                if isinstance(delta.get(key), str) and delta[key]:
+                    self.reasoning.setdefault(key, []).append(delta[key])
             for fragment in delta.get("tool_calls") or ():
                 out.extend(self._fragment(fragment))
             if choice.get("finish_reason"):
@@ -132,6 +139,7 @@ class ChatStream:
                 f"({len(''.join(self.text))} characters, {len(self.calls)} call(s) so far)"
             )
         message: dict[str, Any] = {"role": "assistant", "content": "".join(self.text) or None}
+        message.update({key: "".join(parts) for key, parts in self.reasoning.items()})
         if self.calls:
             message["tool_calls"] = [
                 {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
