@@ -28,17 +28,22 @@
   naming the three exits (answer / call tools / ask to clarify). It is sent, not stored: the
   transcript in ``RunResult.messages`` stays the conversation itself, and ``Step.control``
   records what was sent.
+* Calls written as text: a reply without ``tool_calls`` whose text is a call to a registered tool
+  (``minloop.textcalls`` says which texts are) is that call, with ids, stored as an assistant
+  message with ``tool_calls``; the text around the call stays its content.
+  ``Controls(text_calls=False)`` turns this off.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, TypeAlias
 
 from .execute import MAX_RESULT_CHARS, ToolResult
 from .messages import Message, ResultRole, ToolCall, tool_calls_of
 from .models.base import ToolChoice
+from .textcalls import read_calls
 from .tools import Tool
 
 __all__ = [
@@ -103,6 +108,7 @@ class Controls:
     repeat_limit: int = 2
     max_result_chars: int = MAX_RESULT_CHARS
     answer_check: AnswerCheck | None = None
+    text_calls: bool = True
 
 
 def _default_fallback() -> Tool:
@@ -150,13 +156,20 @@ Decision: TypeAlias = Answer | CallTools | Blank | Unfinished
 
 
 def decide(
-    message: Message, step: int = 1, answer_check: AnswerCheck | None = None, messages: Sequence[Message] = ()
+    message: Message,
+    step: int = 1,
+    answer_check: AnswerCheck | None = None,
+    messages: Sequence[Message] = (),
+    tools: Collection[str] = (),
 ) -> Decision:
     """Classify the model's reply; calls get unique ids if the model left them out.
 
-    ``messages`` is the transcript so far, given to ``answer_check``.
+    ``messages`` is the transcript so far, given to ``answer_check``; a text that is a call to
+    one of ``tools`` (names) is that call.
     """
     raw_calls = tool_calls_of(message) or _legacy_call(message)
+    if not raw_calls and tools and (text := reply_text(message)) and (found := read_calls(text, tools)):
+        message, raw_calls = {"role": "assistant", "content": found.text or None}, found.wire()
     if raw_calls:
         calls = _with_ids([ToolCall.from_wire(c) for c in raw_calls if isinstance(c, dict)], step)
         if calls:

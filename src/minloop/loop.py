@@ -191,7 +191,8 @@ class BaseLoop:
     async def decide(self, state: RunState, reply: Reply, stack: Stack) -> Decision:
         """What the reply is (answer, calls, blank, unfinished), then what the layers make of it."""
         check = state.prompt.answer_check if state.prompt else None
-        decision = decide(reply.response.message, state.index, check, state.messages)
+        names = self.registry if state.controls.text_calls else ()
+        decision = decide(reply.response.message, state.index, check, state.messages, names)
         return await stack.after_model(state, reply, decision)
 
     async def execute(self, state: RunState, decision: Decision) -> list[ToolResult]:

@@ -12,7 +12,7 @@ default installs nothing and costs nothing.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from .exceptions import MinloopError
@@ -60,7 +60,9 @@ class Loop(BaseLoop):
     run, and ``resume`` goes on with it in any process that shares the store; ``in_doubt`` says
     what a resumed run does with a call that may or may not have run before a crash
     (``"report"`` it to the model, or ``"pause"`` for a person). ``layers`` are the caller's own
-    (``minloop.layer``), inside the built-in ones.
+    (``minloop.layer``), inside the built-in ones. ``text_calls=False`` reads a reply's text as
+    text even when it is a tool call written out (``minloop.textcalls``; the same as
+    ``Controls(text_calls=False)``).
     """
 
     approve: Approver | None = None
@@ -71,6 +73,12 @@ class Loop(BaseLoop):
     answer_at_limit: bool = False
     store: RunStore | None = None
     in_doubt: Literal["report", "pause"] = "report"
+    text_calls: bool = True
+
+    def __post_init__(self) -> None:
+        if not self.text_calls:
+            object.__setattr__(self, "controls", replace(self.controls, text_calls=False))
+        super().__post_init__()
 
     def installed(self) -> list[Layer]:
         return [*standard_layers(self), *self.layers]

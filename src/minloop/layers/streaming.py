@@ -41,6 +41,7 @@ from ..models.base import (
 )
 from ..result import RunResult, Step
 from ..state import Outcome, Reply, RunState
+from ..textcalls import may_become_call, read_calls
 
 __all__ = [
     "ArgumentsDelta",
@@ -98,20 +99,45 @@ StreamEvent: TypeAlias = (
 Listener: TypeAlias = Callable[[StreamEvent], Awaitable[None]]
 
 
-async def stream_reply(model: Model, request: ModelRequest, publish: Listener, step: int) -> ModelResponse:
+async def stream_reply(
+    model: Model, request: ModelRequest, publish: Listener, step: int, text_calls: bool = True
+) -> ModelResponse:
     """One model call while someone listens: its deltas go to ``publish`` as they arrive.
 
     A model without ``stream`` is called as usual and its reply published whole; text or calls a
-    stream did not announce (an embedded model's calls, say) are published from the reply.
+    stream did not announce (an embedded model's calls, say) are published from the reply. With
+    ``text_calls``, text that may still be a tool call written as text (``minloop.textcalls``) is
+    held back until the reply is whole: a call is then published as a call, never as text.
     """
+    names = _names(request) if text_calls else set()
     stream = getattr(model, "stream", None)
     if stream is None:
-        response, announced, wrote = await model.call(request), frozenset[int](), False
+        response, announced, wrote = await model.call(request), frozenset[int](), ""
     else:
-        response, announced, wrote = await _consume(stream(request), publish, step, model.name)
-    for delta in deltas_of(response.message, text=not wrote, skip=announced):
+        response, announced, wrote = await _consume(stream(request), publish, step, model.name, names)
+    message = response.message
+    text = message.get("content")
+    found = read_calls(text, names) if not message.get("tool_calls") and isinstance(text, str) else None
+    if found is not None:
+        message = {"role": "assistant", "content": found.text, "tool_calls": found.wire(f"call_s{step}")}
+    for delta in deltas_of(
+        {**message, "content": _unpublished(message.get("content"), wrote)}, skip=announced
+    ):
         await publish(_numbered(delta, step))
     return response
+
+
+def _unpublished(content: Any, wrote: str) -> str | None:
+    if not wrote or not isinstance(content, str):
+        return content if isinstance(content, str) else None
+    for published in (wrote, wrote.rstrip()):
+        if content.startswith(published):
+            return content[len(published) :]
+    return None
+
+
+def _names(request: ModelRequest) -> set[str]:
+    return {str(t.get("function", {}).get("name")) for t in request.tools or () if isinstance(t, dict)}
 
 
 def _numbered(delta: ModelDelta, step: int) -> ModelDelta:
@@ -123,20 +149,27 @@ def _numbered(delta: ModelDelta, step: int) -> ModelDelta:
 
 
 async def _consume(
-    parts: AsyncIterator[ModelDelta | ModelResponse], publish: Listener, step: int, name: str
-) -> tuple[ModelResponse, frozenset[int], bool]:
+    parts: AsyncIterator[ModelDelta | ModelResponse], publish: Listener, step: int, name: str, names: set[str]
+) -> tuple[ModelResponse, frozenset[int], str]:
+    """Pass the stream on; returns the reply, the calls announced and the text published."""
     response: ModelResponse | None = None
     announced: set[int] = set()
-    wrote = False
+    text, wrote = "", ""
     try:
         async for part in parts:
             if isinstance(part, ModelResponse):
                 response = part
                 continue
             if isinstance(part, TextDelta):
-                wrote = True
+                text += part.text
+                if names and may_become_call(text):
+                    continue
+                part, wrote = TextDelta(text[len(wrote) :]), text
             elif isinstance(part, ToolCallStarted):
                 announced.add(part.index)
+                if len(text) > len(wrote):  # text held back is not a call: the model calls
+                    await publish(TextDelta(text[len(wrote) :], step))
+                    wrote = text
             await publish(_numbered(part, step))
     finally:
         close = getattr(parts, "aclose", None)
@@ -157,7 +190,8 @@ class StreamedModel:
         self.name = model.name
 
     async def call(self, request: ModelRequest) -> ModelResponse:
-        return await stream_reply(self.model, request, self.publish, self.run.index)
+        run = self.run
+        return await stream_reply(self.model, request, self.publish, run.index, run.controls.text_calls)
 
     def __getattr__(self, name: str) -> Any:  # count_tokens, context_window, ... of the model
         return getattr(self.model, name)

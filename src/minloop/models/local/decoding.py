@@ -7,7 +7,8 @@ call, ``{"answer": "..."}`` for a direct reply (``{"answer": <the output schema>
 answer, see ``answer_schema``). ``parse_decision`` turns the text back into a
 wire-format assistant message; when the output is not the constrained JSON (a runtime
 without grammar support, a truncated reply) it falls back to the template's
-``<tool_call>`` blocks, then to fenced JSON, then to plain text.
+``<tool_call>`` blocks, then to fenced JSON (``minloop.textcalls.json_payloads``, the reader
+every model shares), then to plain text.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 
 from ...language import Language
 from ...messages import Message, loads
+from ...textcalls import json_payloads
 from ..base import ModelResponse, ToolChoice, Usage
 
 __all__ = [
@@ -52,8 +54,6 @@ ANSWER = {
     "required": ["answer"],
     "additionalProperties": False,
 }
-_TOOL_CALL = re.compile(r"<tool_call>\s*(\{.*?\})\s*</tool_call>", re.DOTALL)
-_FENCED = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL)
 
 
 def answer_schema(output_schema: dict[str, Any] | None) -> dict[str, Any]:
@@ -204,7 +204,7 @@ def parse_decision(text: str, call_prefix: str = "call", *, truncated: bool = Fa
     broken arguments (the loop answers ``ERR_TOOL_ARGS_INVALID`` and the model can retry), an
     answer keeps its text so far.
     """
-    payloads = _json_payloads(text) or (_salvage(text) if truncated else [])
+    payloads = json_payloads(text) or (_salvage(text) if truncated else [])
     payloads = [c for p in payloads for c in (_calls(p) if isinstance(p.get("calls"), list) else [p])]
     calls = [p for p in payloads if isinstance(p.get("name"), str)]
     if calls:
@@ -228,15 +228,6 @@ def parse_decision(text: str, call_prefix: str = "call", *, truncated: bool = Fa
 
 def _calls(payload: dict[str, Any]) -> list[dict[str, Any]]:
     return [c for c in payload["calls"] if isinstance(c, dict)]
-
-
-def _json_payloads(text: str) -> list[dict[str, Any]]:
-    """The JSON objects in the reply: the whole text, else ``<tool_call>`` blocks, else fences."""
-    for candidates in ([text], _TOOL_CALL.findall(text), _FENCED.findall(text)):
-        found = [v for v in map(_loads, candidates) if isinstance(v, dict)]
-        if found:
-            return found
-    return []
 
 
 _PARTIAL_CALL = re.compile(r'^\s*\{\s*"name"\s*:\s*"([^"]+)"\s*,\s*"arguments"\s*:\s*(.*)$', re.DOTALL)

@@ -1,0 +1,162 @@
+"""Tool calls written as text: the one place that reads them, for every model.
+
+A small model behind an OpenAI-compatible server (llama.cpp, Ollama, LM Studio, vLLM) often
+leaves ``tool_calls`` empty and writes its call in ``content`` instead. ``read_calls`` turns
+such a reply into calls when, and only when, the whole reply is the call:
+
+* the text is one JSON value, bare or in one ```` ``` ```` / ```` ```json ```` fence, optionally
+  after one short line of lead-in ("Let me check:"), or it holds ``<tool_call>...</tool_call>``
+  blocks (the text outside them is kept);
+* the value is a call, or a list of calls, or ``{"calls": [...]}`` / ``{"tool_calls": [...]}``;
+  doubled braces (``{{ ... }}``) are read as single ones;
+* a call names a registered tool under ``name``, ``function``, ``tool`` or ``tool_name``, its
+  arguments are an object (or a JSON string of one) under ``arguments``, ``parameters``,
+  ``tool_input``, ``args`` or ``input``, and it has no other keys (``id`` and ``type`` aside);
+  the OpenAI wire shape ``{"type": "function", "function": {"name": ..., "arguments": ...}}``
+  is a call too.
+
+Anything else stays an answer: JSON that names no registered tool, a typed answer, an object
+with keys a call does not have, a code sample, a call inside a longer explanation, several
+fences, or a lead-in that introduces an example. One value that is not a call makes the whole
+reply an answer.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Collection
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["TextCalls", "json_payloads", "may_become_call", "read_calls"]
+
+_TOOL_CALL = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
+_FENCE = re.compile(r"^```[ \t]*(?:json|JSON|tool_call)?[ \t]*\n?(.*?)\n?[ \t]*```$", re.DOTALL)
+_LEAD_IN_CHARS = 120
+_EXAMPLE_WORDS = re.compile(
+    r"example|e\.g\.|sample|format|schema|like this|such as|would look|here is how|示例|例如|比如|样例|格式|如下所示",
+    re.IGNORECASE,
+)
+NAME_KEYS = ("name", "function", "tool", "tool_name")
+ARGUMENT_KEYS = ("arguments", "parameters", "tool_input", "args", "input")
+_SPARE_KEYS = {"id", "type"}
+
+
+@dataclass(frozen=True, slots=True)
+class TextCalls:
+    """The calls a reply's text holds (wire-format ``function`` parts: ``name`` and ``arguments``
+    as a JSON string), and the text around them, stripped."""
+
+    calls: tuple[dict[str, str], ...]
+    text: str
+
+    def wire(self, prefix: str | None = None) -> list[dict[str, Any]]:
+        """The calls as wire-format ``tool_calls``, with ids ``{prefix}_1``, ``{prefix}_2``, ... (none
+        without ``prefix``: the loop gives each call an id unique in the run)."""
+        ids = [None if prefix is None else f"{prefix}_{i}" for i in range(1, len(self.calls) + 1)]
+        return [{"id": i, "type": "function", "function": c} for i, c in zip(ids, self.calls, strict=True)]
+
+
+def read_calls(text: str, names: Collection[str]) -> TextCalls | None:
+    """The calls to the tools ``names`` that ``text`` is made of, or ``None`` when it is an answer."""
+    if not names or not text.strip():
+        return None
+    if "<tool_call>" in text:
+        blocks = _TOOL_CALL.findall(text)
+        rest = _TOOL_CALL.sub("", text).strip()
+        found = _calls_of([_loads(b) for b in blocks], names)
+        return TextCalls(found, rest) if found else None
+    lead, body = _split_lead_in(text.strip())
+    if lead is not None and (len(lead) > _LEAD_IN_CHARS or _EXAMPLE_WORDS.search(lead)):
+        return None
+    if (fence := _FENCE.match(body)) is not None:
+        body = fence.group(1).strip()
+    if "```" in body:
+        return None
+    found = _calls_of([_loads(body)], names)
+    return TextCalls(found, lead or "") if found else None
+
+
+def may_become_call(text: str) -> bool:
+    """Whether a reply that begins with ``text`` may still turn out to be a call from here on: a
+    stream holds such text back until the reply is whole (a lead-in line is not held)."""
+    stripped = text.lstrip()
+    if not stripped or stripped[0] in "{[`<":
+        return True
+    head, newline, rest = stripped.partition("\n")
+    if not newline or len(head) > _LEAD_IN_CHARS or _EXAMPLE_WORDS.search(head):
+        return False
+    rest = rest.lstrip()
+    return not rest or rest[0] in "{[`<"
+
+
+def json_payloads(text: str) -> list[dict[str, Any]]:
+    """The JSON objects a reply consists of: the whole text, else its ``<tool_call>`` blocks, else
+    its fenced blocks (for a model that writes calls in its own format, see ``models.local``)."""
+    fences = re.findall(r"```(?:json)?\s*(\{.*?\})\s*```", text, re.DOTALL)
+    for candidates in ([text], _TOOL_CALL.findall(text), fences):
+        found = [v for v in map(_loads, candidates) if isinstance(v, dict)]
+        if found:
+            return found
+    return []
+
+
+def _split_lead_in(text: str) -> tuple[str | None, str]:
+    """``(lead-in line, rest)`` when the text's first line is prose and the rest starts a value."""
+    if text[:1] in "{[`":
+        return None, text
+    head, _, rest = text.partition("\n")
+    rest = rest.strip()
+    if rest[:1] in "{[`":
+        return head.strip(), rest
+    return None, text
+
+
+def _calls_of(values: list[Any], names: Collection[str]) -> tuple[dict[str, str], ...]:
+    """Every value as calls, or ``()`` if any value is not made of calls to ``names``."""
+    out: list[dict[str, str]] = []
+    for value in values:
+        items = value
+        if isinstance(value, dict) and len(value) == 1 and isinstance(v := next(iter(value.values())), list):
+            items = v if next(iter(value)) in ("calls", "tool_calls") else None
+        items = items if isinstance(items, list) else [items]
+        calls = [_call(item, names) for item in items]
+        if not calls or any(c is None for c in calls):
+            return ()
+        out.extend(c for c in calls if c is not None)
+    return tuple(out)
+
+
+def _call(item: Any, names: Collection[str]) -> dict[str, str] | None:
+    if not isinstance(item, dict):
+        return None
+    if isinstance(fn := item.get("function"), dict) and set(item) <= {"function", *_SPARE_KEYS}:
+        item = fn  # the OpenAI wire shape
+    name_keys = [k for k in NAME_KEYS if isinstance(item.get(k), str)]
+    arg_keys = [k for k in ARGUMENT_KEYS if k in item]
+    if len(name_keys) != 1 or len(arg_keys) > 1 or set(item) - {*name_keys, *arg_keys, *_SPARE_KEYS}:
+        return None
+    name = item[name_keys[0]]
+    arguments = item[arg_keys[0]] if arg_keys else {}
+    if isinstance(arguments, str):
+        arguments = _loads(arguments) if arguments.strip() else {}
+    if name not in names or not isinstance(arguments, dict):
+        return None
+    return {"name": name, "arguments": json.dumps(arguments, ensure_ascii=False)}
+
+
+def _loads(text: str) -> Any:
+    for candidate in (text, _single_braces(text)):
+        try:
+            return json.loads(candidate)
+        except ValueError:
+            continue
+    return None
+
+
+def _single_braces(text: str) -> str:
+    stripped = text.strip()
+    if stripped.startswith("{{") and stripped.endswith("}}"):
+        return stripped.replace("{{", "{").replace("}}", "}")
+    return text
