@@ -208,7 +208,4 @@ def test_the_file_tools_say_which_glob_rules_they_follow(tmp_path: Path) -> None
         == 'Glob on the file name in any folder, e.g. "*.py", or on the path with a "/": "src/*.md", "**/*.txt"; none for every file.'
     )
     searching = specs["search_files"]["parameters"]["properties"]["pattern"]["description"]
-    assert (
-        searching
-        == 'Glob on the file name, e.g. "*.md", as in list_files.'
-    )
+    assert searching == 'Glob on the file name, e.g. "*.md", as in list_files.'
