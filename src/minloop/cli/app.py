@@ -132,7 +132,7 @@ def run_command(
     setup = Setup(model, base_url, api_key_env, gguf, tools or [], builtin, root, max_steps, trace_db,
                   no_trace, yes, no_input, store, mcp or [])  # fmt: skip
     extra = {"time_budget": time_budget, "window": window, "answer_at_limit": answer_at_limit,
-             "output": _read_schema(output_schema) if output_schema else None,
+             "output": output_schema,
              "budget": Budget(total_tokens=max_tokens, tool_calls=max_tool_calls)}  # fmt: skip
     finish(setup, as_json, lambda loop: loop.stream(prompt), lambda loop: loop.run(prompt), extra)
 
@@ -173,6 +173,8 @@ def finish(setup: Setup, as_json: bool, start: Start, run: Run, extra: dict[str,
         toolset = build_tools([*(["builtins"] if setup.builtin else []), *setup.tools], setup.root)
         trace = None if setup.no_trace else SQLiteSink(setup.trace_db)
         store = setup.run_store()
+        if isinstance(extra.get("output"), Path):
+            extra["output"] = _read_schema(extra["output"])
         window = extra.pop("window", None) or getattr(chosen, "context_window", None)
         policy: Policy | None = ContextPolicy(window=window) if window else None
         loop = Loop(chosen, toolset, setup.max_steps, sinks=[trace] if trace else [], context=policy,
