@@ -30,8 +30,19 @@ CHINESE = sorted((ROOT / "docs").glob("*.zh.md"))
 CHROMIUM = Path("/usr/bin/chromium")
 
 
+@pytest.fixture(scope="module")
+def served_loop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``minloop serve`` on a free loopback port, for the client calls of docs/serve.md."""
+    from .serving import served
+
+    with served(str(tmp_path_factory.mktemp("serve") / "runs.db")) as (base, _):
+        yield base
+
+
 @pytest.mark.parametrize(("page", "index", "block"), BLOCKS, ids=[f"{p}[{i}]" for p, i, _ in BLOCKS])
-def test_python_block_runs(page: str, index: int, block: str) -> None:
+def test_python_block_runs(page: str, index: int, block: str, request: pytest.FixtureRequest) -> None:
+    if "http://127.0.0.1:8000" in block:  # a client of `minloop serve`: point it at a real one
+        block = block.replace("http://127.0.0.1:8000", request.getfixturevalue("served_loop"))
     exec(compile(block, f"{page}[python block {index}]", "exec"), {"__name__": "__docs__"})
 
 

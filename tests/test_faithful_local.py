@@ -79,7 +79,7 @@ def test_an_invented_answer_is_stopped_at_its_first_unsupported_sentence() -> No
     specs = [t.spec() for t in default_tools()]
     # the loop passes its answer check; the model's own evidence check would replace this answer
     watched = asyncio.run(model.call(ModelRequest(question, specs, "auto", None, model.answer_check)))
-    whole = asyncio.run(model.call(ModelRequest(question, specs, "auto")))
+    whole = asyncio.run(model.call(ModelRequest(question, specs, "none")))  # the same answer, unwatched
     text, full = watched.message["content"], whole.message["content"]
     assert text.endswith(" ...") and unsupported(text, evidence_of(question)), text
     assert watched.usage.completion_tokens < whole.usage.completion_tokens, (text, full)
