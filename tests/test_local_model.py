@@ -181,6 +181,19 @@ def test_embedded_model_picks_the_tool_and_finishes(
 
 
 @pytest.mark.local_model
+def test_the_quickstart_question_is_answered_from_the_listing(local: LocalModel, tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    for name, size in (("src/app.py", 900), ("src/util.py", 300), ("setup.py", 120), ("notes.md", 5000)):
+        (tmp_path / name).write_text("#" * size)
+    prompt = "How many Python files are in this folder and which is the largest?"
+    result = Loop(local, default_tools(tmp_path), max_steps=4).run_sync(prompt)
+    assert result.status == "success", result.to_dict()
+    assert [c.name for c in result.steps[0].tool_calls] == ["list_files"]
+    answer = result.output or ""
+    assert "3" in answer and "app.py" in answer and "notes.md" not in answer, answer
+
+
+@pytest.mark.local_model
 def test_later_steps_reuse_the_kv_cache(local: LocalModel) -> None:
     result = Loop(local, [calculator], max_steps=3).run_sync("Compute 99 * 101 with the calculator.")
     assert result.status == "success"

@@ -62,6 +62,7 @@ from ...language import (
     user_language,
     zones_in,
 )
+from .kinds import named_kinds, with_kind
 from .places import per_place
 
 __all__ = [
@@ -340,13 +341,18 @@ class Grounds:
         }
         self.evidence = Evidence.of(messages)
         self.zones = named_zones(messages) if resolve else []
+        self.kinds = named_kinds(messages) if resolve else []
         self.resolve = resolve
 
     def check(self, name: str, arguments: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         """The arguments of a call to the known tool ``name``, resolved (with ``resolve``) and
         trimmed, and its required arguments that are not grounded."""
         params = self.specs[name]
-        args = resolve_values(arguments, params, self.zones) if self.resolve else arguments
+        args = (
+            with_kind(resolve_values(arguments, params, self.zones), params, self.kinds, self.evidence.has)
+            if self.resolve
+            else arguments
+        )
         args = trim(args, self.evidence)
         return args, ungrounded(args, params, self.evidence)
 
