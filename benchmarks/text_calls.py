@@ -1,0 +1,173 @@
+"""Tool calls written as text, before and after, on llama.cpp's own HTTP server.
+
+Starts llama.cpp's server (from ``xllamacpp``, the model's chat template, ``use_jinja``) with a
+bundled GGUF on 127.0.0.1, and runs each request of a set of 20 (half Chinese, five tools of
+different shapes) through ``OpenAIModel`` twice: with text calls read (``Loop(text_calls=True)``,
+the default) and without (the behaviour before). Prints, side by side: requests whose tool ran,
+answers holding the right value, answers that are a call written as JSON, and seconds per run.
+Then the false calls of the reader on the 55 replies of ``text_calls_set.NOT_CALLS``.
+
+    python benchmarks/text_calls.py [--models qwen2.5-coder-0.5b,qwen2.5-coder-1.5b] [--limit N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.serving import free_port
+from text_calls_set import NOT_CALLS
+
+from minloop import Loop, tool
+from minloop.models.openai import OpenAIModel
+from minloop.textcalls import read_calls
+
+SERVER = Path(__file__).resolve().parents[1] / "tests" / "servers" / "llama_http.py"
+RATES = {("USD", "EUR"): 0.92, ("EUR", "USD"): 1.09, ("USD", "JPY"): 151.0, ("CNY", "USD"): 0.14}
+
+
+@tool
+def get_weather(city: str) -> dict[str, Any]:
+    """The current weather in a city.
+
+    Args:
+        city: The city's name.
+    """
+    return {"city": city, "sky": "cloudy", "temperature_c": 18}
+
+
+@tool
+def add(a: float, b: float) -> float:
+    """Add two numbers.
+
+    Args:
+        a: The first number.
+        b: The second number.
+    """
+    return a + b
+
+
+@tool
+def convert(amount: float, from_currency: str, to_currency: str) -> dict[str, Any]:
+    """Convert an amount of money from one currency to another.
+
+    Args:
+        amount: The amount to convert.
+        from_currency: ISO 4217 code of the currency it is in, e.g. "USD".
+        to_currency: ISO 4217 code of the currency wanted, e.g. "EUR".
+    """
+    rate = RATES.get((from_currency.upper(), to_currency.upper()), 2.0)
+    return {"amount": round(amount * rate, 2), "currency": to_currency.upper(), "rate": rate}
+
+
+@tool
+def search_books(query: str, limit: int = 3) -> list[dict[str, Any]]:
+    """Search the library's catalogue for books.
+
+    Args:
+        query: Words to look for in titles and authors.
+        limit: How many books to return at most.
+    """
+    return [{"title": "Dune", "author": "Frank Herbert", "year": 1965}][:limit]
+
+
+@tool
+def now() -> dict[str, str]:
+    """The current date and time in UTC."""
+    return {"utc": "2026-12-04T10:27:00Z", "weekday": "Friday"}
+
+
+TOOLS = [get_weather, add, convert, search_books, now]
+# (request, the tool it needs, a value the right answer holds)
+REQUESTS = [
+    ("What's the weather in Paris?", "get_weather", "18"),
+    ("What is 1234 + 5678? Use the add tool.", "add", "6912"),
+    ("Is it cloudy in London right now?", "get_weather", "cloud"),
+    ("Add 2.5 and 4.25.", "add", "6.75"),
+    ("Convert 100 USD to EUR.", "convert", "92"),
+    ("How many yen is 20 US dollars?", "convert", "3020"),
+    ("Find a book by Frank Herbert in the catalogue.", "search_books", "Dune"),
+    ("Search the library for books about deserts.", "search_books", "Dune"),
+    ("What time is it now in UTC?", "now", "10:27"),
+    ("What day of the week is it today?", "now", "Friday"),
+    ("北京今天天气怎么样？", "get_weather", "18"),
+    ("用 add 工具算一下 1234 加 5678 等于多少？", "add", "6912"),
+    ("上海现在的气温是多少度？", "get_weather", "18"),
+    ("请计算 19 加 23。", "add", "42"),
+    ("把 100 美元换成欧元是多少？", "convert", "92"),
+    ("100 人民币能换多少美元？", "convert", "14"),
+    ("在图书馆目录里搜索 Frank Herbert 的书。", "search_books", "Dune"),
+    ("帮我找一本关于沙漠的书。", "search_books", "Dune"),
+    ("现在的 UTC 时间是几点？", "now", "10:27"),
+    ("今天星期几？", "now", ("Friday", "星期五", "周五")),
+]
+
+
+def serve(model: str) -> tuple[str, subprocess.Popen[str]]:
+    from minloop.models.local.gguf import ensure_gguf
+
+    port = free_port()
+    command = [sys.executable, str(SERVER), str(ensure_gguf(model)), str(port)]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    address = process.stdout.readline().strip() if process.stdout else ""
+    if not address:
+        raise SystemExit(f"llama.cpp's server did not start for {model}")
+    return f"{address}/v1", process
+
+
+def score(url: str, text_calls: bool, requests: list[tuple[str, str, Any]]) -> dict[str, Any]:
+    model = OpenAIModel(
+        "local", base_url=url, api_key="none", extra_body={"max_tokens": 200, "temperature": 0}
+    )
+    ran = right = as_json = 0
+    seconds = []
+    for prompt, name, value in requests:
+        started = time.perf_counter()
+        result = Loop(model, TOOLS, max_steps=4, text_calls=text_calls).run_sync(prompt)
+        seconds.append(time.perf_counter() - started)
+        output = result.output or ""
+        ran += any(c.name == name for s in result.steps for c in s.tool_calls)
+        right += any(v.lower() in output.lower() for v in ((value,) if isinstance(value, str) else value))
+        as_json += bool(
+            read_calls(output, [t.name for t in TOOLS]) or output.lstrip().startswith(("{", "[", "```"))
+        )
+    return {"ran": ran, "right": right, "json": as_json, "median_s": statistics.median(seconds)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", default="qwen2.5-coder-0.5b,qwen2.5-coder-1.5b")
+    parser.add_argument("--limit", type=int, default=len(REQUESTS))
+    args = parser.parse_args()
+    requests = REQUESTS[: args.limit]
+    print(
+        f"{len(requests)} requests ({sum(any('一' <= ch <= '鿿' for ch in r[0]) for r in requests)} Chinese)"
+    )
+    print(f"{'model':<22}{'text calls':<12}{'tool ran':>9}{'right':>7}{'JSON shown':>12}{'median s':>10}")
+    for name in args.models.split(","):
+        url, process = serve(name)
+        try:
+            for text_calls in (False, True):
+                s = score(url, text_calls, requests)
+                label = "read" if text_calls else "off (before)"
+                print(
+                    f"{name:<22}{label:<12}{s['ran']:>9}{s['right']:>7}{s['json']:>12}{s['median_s']:>10.1f}"
+                )
+        finally:
+            process.kill()
+            process.wait(10)
+    names = [t.name for t in TOOLS] + ["get_weather", "add", "convert", "search", "now"]
+    false = sum(bool(read_calls(text, names)) for text in NOT_CALLS)
+    print(f"false calls on {len(NOT_CALLS)} replies that hold JSON or code but are not calls: {false}")
+
+
+if __name__ == "__main__":
+    main()

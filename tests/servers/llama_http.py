@@ -1,0 +1,40 @@
+"""llama.cpp's own HTTP server (from ``xllamacpp``) on 127.0.0.1, serving a GGUF with its chat
+template, as a user runs a local model: ``python llama_http.py MODEL.gguf PORT``. Prints its
+address once it answers, then serves until it is killed."""
+
+from __future__ import annotations
+
+import sys
+import time
+import urllib.request
+
+import xllamacpp
+
+
+def main(path: str, port: int) -> None:
+    params = xllamacpp.CommonParams()
+    params.model.path = path
+    params.n_ctx = 8192
+    params.n_parallel = 1
+    params.use_jinja = True  # the model's own chat template, tools included
+    params.hostnames = ["127.0.0.1"]
+    params.port = port
+    params.cpuparams.n_threads = 2
+    params.cpuparams_batch.n_threads = 2
+    params.verbosity = -1
+    server = xllamacpp.Server(params)
+    address = f"http://127.0.0.1:{port}"
+    for _ in range(600):
+        try:
+            with urllib.request.urlopen(f"{address}/health", timeout=1) as reply:
+                if reply.status == 200:
+                    break
+        except OSError:
+            time.sleep(0.1)
+    print(address, flush=True)
+    while server is not None:
+        time.sleep(3600)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], int(sys.argv[2]))
