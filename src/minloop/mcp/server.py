@@ -289,7 +289,7 @@ class MCPServer:
         if isinstance(exc, MCPConnectionError | ToolDefinitionError):
             return exc
         leaf = _leaf(exc)
-        if isinstance(exc, TimeoutError):
+        if isinstance(leaf, TimeoutError):
             why = f"no answer within {self.connect_timeout:g}s"
         elif getattr(leaf, "code", None) == self._types.CONNECTION_CLOSED:
             why = "it exited or closed the connection before the MCP handshake"
