@@ -114,3 +114,23 @@ def test_embedded_model_answers_the_time_in_tokyo_from_the_time_server() -> None
     hours = {f"{stamp.hour:02d}", str(stamp.hour), str(stamp.hour % 12 or 12)}
     answer = doc["final_message"]["content"]
     assert any(re.search(rf"(?<!\d){h}:{stamp.minute:02d}", answer) for h in hours), answer
+
+
+def test_a_server_that_writes_other_lines_on_stdout_gives_one_warning_line_each() -> None:
+    script = [reply(None, call("echo", {"text": "x"}, id="c1")), reply("好的")]
+    with ChatServer(script) as server:
+        done = subprocess.run(
+            [*minloop_command(), "run", "t", "--model", "m", "--base-url", server.base_url, "--no-builtin",
+             "--no-trace", "--json", "--mcp", f"{FAULTS} Noisy"],
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["final_message"]["content"] == "好的"
+    assert json.loads(doc["messages"][2]["content"])["result"] == "faultNoisy call #1 echo: x"
+    invalid = "Failed to parse JSONRPC message from server: Invalid JSON: expected value at line 1 column"
+    assert done.stderr.splitlines() == [  # one line each, named after the handshake, no traceback
+        f"warning: MCP server 'faultNoisy': {invalid} 1: 'starting up...'",
+        f"warning: MCP server 'faultNoisy': {invalid} 2: '[配置] 已加载'",
+        f"warning: MCP server 'faultNoisy': {invalid} 1: 'handling a call'",
+    ]

@@ -7,6 +7,7 @@ import asyncio
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -18,7 +19,7 @@ import pytest
 
 from minloop import Loop
 from minloop.mcp import MCPServer, connect
-from minloop.models.scripted import ScriptedModel, call, reply
+from minloop.models.scripted import FunctionModel, ScriptedModel, call, reply
 
 from .conftest import content, masked
 
@@ -129,3 +130,62 @@ def test_http_server_named_after_itself_and_closed_cleanly(everything_url: str) 
 
     name, during, after = asyncio.run(main())
     assert name == "mcp-servers/everything" and during is not None and after is None
+
+
+def test_a_server_that_goes_away_between_steps_fails_its_calls_and_the_run_goes_on() -> None:
+    """Killed between two steps, the HTTP server's next call is an ERR_TOOL_FAILED naming it; the
+    other server's call in the same step answers, the model answers, and the block exits cleanly."""
+    port = free_port()
+    proc = subprocess.Popen(node_server("streamableHttp"), env={**os.environ, "PORT": str(port)},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            break
+        except OSError:
+            assert proc.poll() is None, "server-everything exited"
+            time.sleep(0.1)
+
+    def play(request: Any) -> Any:
+        turn = sum(1 for m in request.messages if m["role"] == "assistant")
+        if turn == 0:
+            return reply(None, call("echo", {"message": "one"}, id="c1"))
+        if turn == 1:
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+            return reply(None, call("echo", {"message": "two"}, id="c2"),
+                         call("get_current_time", {"timezone": "UTC"}, id="c3"))  # fmt: skip
+        return "The echo server is gone; it is now UTC."
+
+    async def main() -> Any:
+        async with connect(
+            MCPServer(f"http://127.0.0.1:{port}/mcp", timeout=20), "python -m mcp_server_time"
+        ) as tools:
+            return await Loop(FunctionModel(play), tools).run("go")
+
+    try:
+        result = asyncio.run(main())
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
+    messages = masked(result.messages, result.trace_id)
+    now = json.loads(messages[5]["content"])
+    assert now["timezone"] == "UTC" and now["trace_id"] == "<trace_id>"
+    gone = ("ConnectionError: MCP server 'mcp-servers/everything' went away (ConnectError: All connection "
+            "attempts failed), so its tools cannot be used any more in this session")  # fmt: skip
+    assert messages == [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": None, "tool_calls": [tool_call("c1", "echo", {"message": "one"})]},
+        {"role": "tool", "tool_call_id": "c1", "name": "echo", "content": content(result="Echo: one")},
+        {"role": "assistant", "content": None, "tool_calls": [
+            tool_call("c2", "echo", {"message": "two"}), tool_call("c3", "get_current_time", {"timezone": "UTC"})]},
+        {"role": "tool", "tool_call_id": "c2", "name": "echo",
+         "content": content(error=gone, code="ERR_TOOL_FAILED", tool="echo")},
+        {"role": "tool", "tool_call_id": "c3", "name": "get_current_time", "content": messages[5]["content"]},
+        {"role": "assistant", "content": "The echo server is gone; it is now UTC."},
+    ]  # fmt: skip
+    assert result.status == "success"
+
+
+def tool_call(id: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    return {"id": id, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}

@@ -5,7 +5,7 @@ the server's name (``fault`` + the first argument) and how many calls it has rec
 of the text "raise" answers with a JSON-RPC error, as a server whose tool handler raised does.
 Named ``faultZh`` (argument ``Zh``) it offers tools whose names the Chat Completions format does
 not allow (Chinese, and two that share their first 64 characters) instead; named ``faultNoisy``
-it first prints lines on stdout that are not JSON-RPC."""
+it prints lines on stdout that are not JSON-RPC (two at start, one before each call's answer)."""
 
 from __future__ import annotations
 
@@ -74,7 +74,7 @@ def call(request_id: object, name: str, arguments: dict[str, object], server: st
 def main() -> None:
     server = "fault" + (sys.argv[1] if len(sys.argv) > 1 else "")
     if server == "faultNoisy":
-        print("starting up...\nloading config: ok", flush=True)
+        print("starting up...\n[配置] 已加载", flush=True)
     for line in sys.stdin:
         message = json.loads(line)
         method, request_id = message.get("method"), message.get("id")
@@ -91,6 +91,8 @@ def main() -> None:
         elif method == "tools/list":
             answer(request_id, {"tools": NAMED if server == "faultZh" else TOOLS})
         elif method == "tools/call":
+            if server == "faultNoisy":
+                print("handling a call", flush=True)
             call(request_id, params["name"], params.get("arguments") or {}, server)
         elif request_id is not None:
             answer(request_id, {})

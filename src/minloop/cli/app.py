@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import sqlite3
 import sys
 from collections.abc import Awaitable, Callable, Sequence
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from ..exceptions import MinloopError
 from ..factory import build_model, build_tools
@@ -232,6 +234,10 @@ async def _with_mcp(loop: Loop, servers: Sequence[str], stack: AsyncExitStack) -
     """The loop with the MCP servers' tools added; the servers stay open until ``stack`` closes."""
     from ..mcp import connect, parse_target
 
+    shown = logging.getLogger("minloop.mcp")
+    handler = _WarningLine()
+    shown.addHandler(handler)
+    stack.callback(shown.removeHandler, handler)
     try:
         opened = connect(*map(parse_target, servers), reserved=loop.registry)
         extra = await stack.enter_async_context(opened)
@@ -239,6 +245,16 @@ async def _with_mcp(loop: Loop, servers: Sequence[str], stack: AsyncExitStack) -
         err.print(f"[bold red]error:[/] {exc}", soft_wrap=True)
         raise typer.Exit(2) from None
     return replace(loop, tools=[*loop.tools, *extra])
+
+
+class _WarningLine(logging.Handler):
+    """What an MCP server or the MCP client warns about, as one ``warning:`` line on stderr."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        err.print(f"[bold yellow]warning:[/] {escape(record.getMessage())}", soft_wrap=True)
 
 
 def _approver(yes: bool, no_input: bool) -> Callable[[ToolCall], Awaitable[bool | None]]:

@@ -17,6 +17,7 @@ from typing import IO, Any
 from ..exceptions import MCPConnectionError, MinloopError, MissingDependencyError, ToolDefinitionError
 from ..tools import DEFAULT_TIMEOUT, Tool
 from .convert import MCPToolError, payload, to_tool
+from .logs import Source, route_sdk_logs, serving
 
 __all__ = ["MCPServer"]
 
@@ -70,7 +71,10 @@ class MCPServer:
         self.tools: list[Tool] = []
         self.own_names: dict[str, str] = {}  # the name the model sees -> the server's own name
         self.session: Any = None
-        self._stack: AsyncExitStack | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._calls: Any = None  # the connection's task group, where calls run
+        self._pending: set[asyncio.Future[Any]] = set()
+        self._stop = asyncio.Event()
         self._stderr: IO[str] | None = None
         self._lost: str | None = None
 
@@ -78,20 +82,63 @@ class MCPServer:
         return f"MCPServer({self.target!r}, name={self.name!r})"
 
     async def __aenter__(self) -> MCPServer:
-        if self._stack is not None:
+        if self._task is not None:
             raise MinloopError(
                 f"MCP server {self.name!r} is already open; leave its `async with` block first"
             )
-        self._lost = None
         try:
             from mcp import types
-            from mcp.client.session import ClientSession
         except ImportError:
             raise MissingDependencyError("the MCP client (the mcp package)", INSTALL_HINT) from None
-        self._types = types
-        stack = AsyncExitStack()
-        await stack.__aenter__()
+        self._types, self._lost, self._stop = types, None, asyncio.Event()
+        route_sdk_logs()
+        ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        task = self._task = asyncio.create_task(self._connection(ready), name=f"MCP server {self.name}")
         try:
+            await ready
+        except BaseException:
+            self._task = None
+            task.cancel()  # when connecting failed the task has already ended
+            await asyncio.wait({task})
+            raise
+        log.info(
+            "MCP server %s: %d tools (%s)", self.name, len(self.tools), ", ".join(t.name for t in self.tools)
+        )
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        task, self._task = self._task, None
+        if task is None:
+            return
+        self._stop.set()
+        try:
+            await asyncio.wait({task})  # it closes the connection; a server already gone is no error
+        except asyncio.CancelledError:
+            task.cancel()
+            raise
+
+    async def _connection(self, ready: asyncio.Future[None]) -> None:
+        """The connection's own task. The SDK's transport and session run their task groups and
+        cancel scopes here, so a transport that fails (a server that went away) ends this task
+        only, never the run that uses the server's tools."""
+        source = Source(self.name)
+        serving.set(source)  # this task's context: the SDK's records name this server
+        ended: BaseException | None = None
+        try:
+            await self._connect_and_serve(ready)
+        except BaseException as exc:  # reported to whoever waits on the connection
+            ended = exc
+            if not isinstance(exc, Exception | asyncio.CancelledError):
+                raise  # KeyboardInterrupt, SystemExit: as they are
+        finally:
+            self._ended(ready, ended)
+            source.named(self.name)
+
+    async def _connect_and_serve(self, ready: asyncio.Future[None]) -> None:
+        import anyio
+        from mcp.client.session import ClientSession
+
+        async with AsyncExitStack() as stack:
             streams = await stack.enter_async_context(self._transport())
             self.session = await stack.enter_async_context(ClientSession(*streams))
             async with asyncio.timeout(self.connect_timeout):
@@ -99,15 +146,51 @@ class MCPServer:
                 listed = await self._list_tools()
             if not self._named and init.server_info.name:
                 self.name = init.server_info.name
+            source = serving.get()
+            if source is not None:
+                source.named(self.name)
             self.tools = [self._tool(t) for t in listed]
             self.own_names = {t.name: item.name for t, item in zip(self.tools, listed, strict=True)}
-        except BaseException as exc:
-            raise await self._failed(stack, exc) from None
-        self._stack = stack
-        log.info(
-            "MCP server %s: %d tools (%s)", self.name, len(self.tools), ", ".join(t.name for t in self.tools)
+            if not ready.done():
+                ready.set_result(None)
+            async with anyio.create_task_group() as calls:
+                self._calls = calls
+                await self._stop.wait()
+                calls.cancel_scope.cancel()  # calls still running when the block is left
+
+    def _ended(self, ready: asyncio.Future[None], exc: BaseException | None) -> None:
+        """The connection is over: say why to whoever waits (the opener, or calls in flight)."""
+        self.session, self._calls = None, None
+        if not ready.done():
+            if isinstance(exc, Exception):
+                ready.set_exception(self._cannot_connect(exc))
+            elif exc is None or isinstance(exc, asyncio.CancelledError):
+                ready.cancel()
+            else:
+                ready.set_exception(exc)
+        elif not self._stop.is_set():
+            self._lost = self._lost or self._gone(exc)
+        elif isinstance(exc, Exception):
+            log.warning("MCP server %s: error while closing: %s", self.name, _leaf(exc))
+        message = self._lost or f"MCP server {self.name!r} is not connected (use `async with`)"
+        for waiting in self._pending:
+            if not waiting.done():
+                waiting.set_exception(ConnectionError(message))
+        self._pending.clear()
+        if self._stderr is not None:
+            self._stderr.close()
+
+    def _gone(self, exc: BaseException | None) -> str:
+        leaf = _leaf(exc) if exc is not None else None
+        why = (
+            ""
+            if leaf is None or isinstance(leaf, asyncio.CancelledError)
+            else f" ({type(leaf).__name__}: {leaf})"
         )
-        return self
+        return (
+            f"MCP server {self.name!r} went away{why}, so its tools cannot be used any more in this "
+            f"session{self._stderr_tail()}"
+        )
 
     def _tool(self, listed: Any) -> Tool:
         return to_tool(
@@ -119,19 +202,39 @@ class MCPServer:
             approval=self.approval,
         )
 
-    async def __aexit__(self, *_: object) -> None:
-        stack, self._stack, self.session = self._stack, None, None
-        if stack is not None:
-            await _close_quietly(stack, self.name)
-        if self._stderr is not None:
-            self._stderr.close()
-
     async def call(self, tool: str, arguments: dict[str, Any]) -> Any:
-        """Call ``tool`` (its name on the server) and return what the model reads."""
-        if self._lost is not None or self.session is None:
+        """Call ``tool`` (its name on the server) and return what the model reads. The call runs in
+        the connection's task; when the connection is gone it fails at once with ``ConnectionError``."""
+        if self._lost is not None or self._calls is None:
             raise ConnectionError(
                 self._lost or f"MCP server {self.name!r} is not connected (use `async with`)"
             )
+        answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._pending.add(answer)
+        try:
+            self._calls.start_soon(self._answer, tool, arguments, answer)
+        except RuntimeError:
+            pass  # the connection is ending; it fails the call when it has ended
+        try:
+            return await answer  # a timeout cancels it, and so the request
+        finally:
+            self._pending.discard(answer)
+
+    async def _answer(self, tool: str, arguments: dict[str, Any], answer: asyncio.Future[Any]) -> None:
+        import anyio
+
+        with anyio.CancelScope() as scope:
+            answer.add_done_callback(lambda done: scope.cancel() if done.cancelled() else None)
+            try:
+                value = await self._send(tool, arguments)
+            except Exception as exc:
+                if not answer.done():
+                    answer.set_exception(exc)
+            else:
+                if not answer.done():
+                    answer.set_result(value)
+
+    async def _send(self, tool: str, arguments: dict[str, Any]) -> Any:
         from mcp.shared.exceptions import MCPError
 
         types = self._types
@@ -175,31 +278,18 @@ class MCPServer:
                 f"cannot start MCP server {self.name!r}: command {self.argv[0]!r} was not found on PATH "
                 f"nor in {Path(sys.executable).parent}; install it or give its full path"
             )
-        # closed in __aexit__, or after a failed start once its last lines are in the error
+        # closed when the connection has ended, once its last lines are in the error
         self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
         params = StdioServerParameters(
             command=command, args=self.argv[1:], env=self.env or None, cwd=self.cwd
         )
         return stdio_client(params, errlog=self._stderr)
 
-    async def _failed(self, stack: AsyncExitStack, exc: BaseException) -> BaseException:
-        """What to raise when connecting failed. A transport that fails (a refused connection)
-        cancels this task and keeps its own error for the close: that error is the cause."""
-        try:
-            await stack.aclose()
-        except Exception as close_error:
-            if isinstance(exc, asyncio.CancelledError | Exception):
-                exc = close_error
-        error = self._cannot_connect(exc) if isinstance(exc, Exception) else exc
-        if self._stderr is not None:
-            self._stderr.close()
-        return error  # a cancellation from outside, KeyboardInterrupt, ... as it was
-
     def _cannot_connect(self, exc: Exception) -> MinloopError:
         if isinstance(exc, MCPConnectionError | ToolDefinitionError):
             return exc
         leaf = _leaf(exc)
-        if isinstance(exc, TimeoutError):
+        if isinstance(leaf, TimeoutError):
             why = f"no answer within {self.connect_timeout:g}s"
         elif getattr(leaf, "code", None) == self._types.CONNECTION_CLOSED:
             why = "it exited or closed the connection before the MCP handshake"
@@ -244,11 +334,3 @@ def _leaf(exc: BaseException) -> BaseException:
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
     return exc
-
-
-async def _close_quietly(stack: AsyncExitStack, name: str = "") -> None:
-    """Close the transport; a server that already died must not turn a finished run into an error."""
-    try:
-        await stack.aclose()
-    except Exception as exc:
-        log.warning("MCP server %s: error while closing: %s", name or "?", _leaf(exc))
