@@ -3,6 +3,7 @@ is not a call stays an answer."""
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import json
 from pathlib import Path
@@ -10,10 +11,12 @@ from typing import Any
 
 import pytest
 
-from minloop import Loop
-from minloop.decision import Answer, CallTools, decide
-from minloop.testing import ScriptedModel
-from minloop.textcalls import may_become_call, read_calls
+from minloop import Loop, TextDelta, tool
+from minloop.decision import DECAY_TEXT, Answer, Blank, CallTools, decide
+from minloop.models.base import ModelRequest
+from minloop.models.openai import OpenAIModel, request_body
+from minloop.testing import ChatServer, ScriptedModel
+from minloop.textcalls import may_become_call, read_calls, written_call
 
 SET = Path(__file__).resolve().parents[1] / "benchmarks" / "text_calls_set.py"
 _spec = importlib.util.spec_from_file_location("text_calls_set", SET)
@@ -151,8 +154,6 @@ def test_a_loop_runs_the_written_call_and_a_stream_shows_it_as_a_call() -> None:
                 events.append(event)
         return stream.result, events
 
-    import asyncio
-
     again, events = asyncio.run(streamed())
     assert _plain(again.messages) == _expected(None)
     assert [s.decision for s in again.steps] == [s.decision for s in result.steps]
@@ -167,3 +168,78 @@ def test_with_text_calls_off_the_written_call_is_the_answer() -> None:
     model = ScriptedModel([{"role": "assistant", "content": reply}])
     result = Loop(model, tools=[add], text_calls=False).run_sync("What is 1234 + 5678?")
     assert result.status == "success" and result.output == reply
+
+
+RUN_ON = (  # a small model that ran on after its call: calls run together, the last one cut off
+    '{"name": "add", "arguments": {"a": 1234, "b": 5678}}\n{"name": "add", "arguments": {"a": 10, "b": 5}}\n'
+    '{"name": "ad'
+)
+CUT_OFF = '```json\n{"name": "add", "arguments": {"a": 12'
+
+
+@pytest.mark.parametrize("text", [RUN_ON, CUT_OFF, SHAPES["bare"] + "\n" + SHAPES["bare"]])
+def test_calls_run_together_or_cut_off_are_written_calls_but_not_read(text: str) -> None:
+    assert read_calls(text, TOOLS) is None and written_call(text, TOOLS)
+    assert decide({"role": "assistant", "content": text}, 2, tools=TOOLS) == Blank(
+        {"role": "assistant", "content": text}, written=True
+    )
+
+
+@pytest.mark.parametrize("text", cases.NOT_CALLS)
+def test_json_or_code_that_is_not_a_call_is_not_written_as_one(text: str) -> None:
+    assert not written_call(text, TOOLS)
+
+
+def test_with_tools_off_a_written_call_is_not_run_and_not_the_answer() -> None:
+    decision = decide({"role": "assistant", "content": SHAPES["bare"]}, 3, tools=TOOLS, tools_off=True)
+    assert decision == Blank({"role": "assistant", "content": SHAPES["bare"]}, written=True)
+
+
+def _ran_on_script() -> list[Any]:
+    return [
+        {"role": "assistant", "content": SHAPES["bare"]},
+        {"role": "assistant", "content": RUN_ON},
+        {"role": "assistant", "content": "1234 + 5678 = 6912"},
+    ]
+
+
+def test_a_reply_that_runs_on_writing_calls_is_dropped_and_tools_go_off() -> None:
+    with ChatServer(_ran_on_script()) as server:
+        model = OpenAIModel("m", base_url=server.base_url, api_key="none")
+        result = Loop(model, tools=[add]).run_sync("What is 1234 + 5678?")
+    assert result.status == "success" and result.output == "1234 + 5678 = 6912"
+    assert [s.decision for s in result.steps] == ["tool_calls", "blank", "answer"]
+    assert result.steps[1].message == {"role": "assistant", "content": RUN_ON}  # kept in the trace
+    assert _plain(result.messages) == _expected(None)  # not in the transcript: the model would copy it
+    # the call after it is made with tools off, and tools off means no tools on the wire
+    assert [(r.get("tool_choice"), "tools" in r) for r in server.requests] == [
+        ("auto", True),
+        ("auto", True),
+        (None, False),
+    ]
+    assert server.requests[2]["messages"][-1] == {"role": "system", "content": DECAY_TEXT}
+
+
+def test_a_stream_does_not_show_calls_that_are_not_run() -> None:
+    async def streamed() -> tuple[Any, str]:
+        async with Loop(ScriptedModel(_ran_on_script()), tools=[add]).stream(
+            "What is 1234 + 5678?"
+        ) as stream:
+            shown = [e.text async for e in stream if isinstance(e, TextDelta)]
+        return stream.result, "".join(shown)
+
+    result, shown = asyncio.run(streamed())
+    assert shown == "1234 + 5678 = 6912"
+    assert [s.decision for s in result.steps] == ["tool_calls", "blank", "answer"]
+
+
+def test_tools_off_can_still_send_the_tools_with_tool_choice_none() -> None:
+    request = ModelRequest([{"role": "user", "content": "hi"}], [add_spec()], "none")
+    assert "tools" not in request_body("m", request, {})
+    kept = request_body("m", request, {}, tools_off="tool_choice")
+    assert kept["tool_choice"] == "none" and kept["tools"] == [add_spec()]
+    assert OpenAIModel("m", tools_off="tool_choice").payload(request) == kept
+
+
+def add_spec() -> dict[str, Any]:
+    return tool(add).spec()

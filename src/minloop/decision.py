@@ -5,7 +5,7 @@
   also sent text, and always ends the step. A legacy ``function_call`` reply is one call.
   The reply's text is its string ``content``, or its text (and refusal) content parts joined
   with newlines, or its ``refusal``; the stored message holds that text as a string.
-* A step is *invalid* when the reply is blank (no text, no calls) or when every call in it
+* A step is *invalid* when the reply is blank (``Blank``: no answer, no call) or when every call in it
   failed for a reason the model caused: an unknown tool name (``ERR_TOOL_UNKNOWN``) or
   arguments that are not valid JSON or do not match the schema (``ERR_TOOL_ARGS_INVALID``).
   Tool-side failures (timeout, exception, schema mismatch of the output) do not count.
@@ -30,7 +30,11 @@
   records what was sent.
 * Calls written as text: a reply without ``tool_calls`` whose text is a call to a registered tool
   (``minloop.textcalls`` says which texts are) is that call, with ids, stored as an assistant
-  message with ``tool_calls``; the text around the call stays its content.
+  message with ``tool_calls``; the text around the call stays its content. Text written as
+  calls that cannot be run (cut off, several call objects run together, or any call while
+  tools were off) is a ``Blank`` step: not run, not shown as the answer, not kept in the
+  transcript (the model would copy it), and the next call is sent with tools off, as after
+  decay (asked again with tools on, a model that ran on writing calls does it again).
   ``Controls(text_calls=False)`` turns this off.
 """
 
@@ -43,7 +47,7 @@ from typing import Any, ClassVar, Literal, TypeAlias
 from .execute import MAX_RESULT_CHARS, ToolResult
 from .messages import Message, ResultRole, ToolCall, tool_calls_of
 from .models.base import ToolChoice
-from .textcalls import read_calls
+from .textcalls import read_calls, written_call
 from .tools import Tool
 
 __all__ = [
@@ -58,6 +62,7 @@ __all__ = [
     "Unfinished",
     "combine_checks",
     "decide",
+    "invalid_streak",
     "is_valid_step",
     "reply_text",
 ]
@@ -137,9 +142,11 @@ class CallTools:
 
 @dataclass(frozen=True, slots=True)
 class Blank:
-    """Neither text nor calls."""
+    """Neither an answer nor a call: no text and no calls, or text written as tool calls that are
+    not run (cut off, several run together, or written while tools were off): ``written``."""
 
     message: Message
+    written: bool = False
     kind: ClassVar[DecisionKind] = "blank"
 
 
@@ -161,15 +168,23 @@ def decide(
     answer_check: AnswerCheck | None = None,
     messages: Sequence[Message] = (),
     tools: Collection[str] = (),
+    *,
+    tools_off: bool = False,
 ) -> Decision:
     """Classify the model's reply; calls get unique ids if the model left them out.
 
     ``messages`` is the transcript so far, given to ``answer_check``; a text that is a call to
-    one of ``tools`` (names) is that call.
+    one of ``tools`` (names) is that call, unless ``tools_off`` (the call was made with tools
+    off). Text written as calls that are not run (cut off, several run together, tools off) is
+    ``Blank``: neither a call nor an answer.
     """
     raw_calls = tool_calls_of(message) or _legacy_call(message)
-    if not raw_calls and tools and (text := reply_text(message)) and (found := read_calls(text, tools)):
-        message, raw_calls = {"role": "assistant", "content": found.text or None}, found.wire()
+    if not raw_calls and tools and (text := reply_text(message)):
+        found = None if tools_off else read_calls(text, tools)
+        if found is not None:
+            message, raw_calls = {"role": "assistant", "content": found.text or None}, found.wire()
+        elif written_call(text, tools):  # a call that cannot be run is no answer either
+            return Blank(message, written=True)
     if raw_calls:
         calls = _with_ids([ToolCall.from_wire(c) for c in raw_calls if isinstance(c, dict)], step)
         if calls:
@@ -216,6 +231,17 @@ def is_valid_step(decision: Decision, results: Sequence[ToolResult]) -> bool:
             return False
         case CallTools():
             return any(r.error not in MODEL_FAULTS for r in results)
+
+
+def invalid_streak(streak: int, decision: Decision, results: Sequence[ToolResult], decay_after: int) -> int:
+    """Invalid steps in a row after this one (``streak`` before it). A step that asked again for a
+    call made twice already (``ERR_TOOL_REPEATED``) or wrote calls that are not run counts as
+    ``decay_after`` at least: asked again with tools on, such a model does it again."""
+    streak = 0 if is_valid_step(decision, results) else streak + 1
+    unrun = isinstance(decision, Blank) and decision.written
+    if unrun or any(r.error == "ERR_TOOL_REPEATED" for r in results):
+        return max(streak, decay_after)
+    return streak
 
 
 def combine_checks(*checks: AnswerCheck | None) -> AnswerCheck | None:

@@ -27,6 +27,7 @@ from .decision import (
     Unfinished,
     control_message,
     decide,
+    invalid_streak,
     is_valid_step,
     next_tool_choice,
 )
@@ -164,9 +165,8 @@ class BaseLoop:
         decayed = 0 < c.decay_after <= state.invalid_streak
         after_tools = state.messages[-1]["role"] in ("tool", "function")
         control = control_message(c, decayed=decayed, after_tools=after_tools, note=state.note)
-        limit = None
-        if len(state.steps) >= self.max_steps:
-            limit = Limit("max_steps", "max_steps_exceeded", f"no answer within {self.max_steps} steps")
+        done = f"no answer within {self.max_steps} steps"
+        limit = Limit("max_steps", "max_steps_exceeded", done) if len(state.steps) >= self.max_steps else None
         prompt = Prompt(
             [*state.messages], self.specs,
             "none" if decayed else next_tool_choice(self.tool_choice, state.tool_steps, bool(self.specs)),
@@ -192,7 +192,8 @@ class BaseLoop:
         """What the reply is (answer, calls, blank, unfinished), then what the layers make of it."""
         check = state.prompt.answer_check if state.prompt else None
         names = self.registry if state.controls.text_calls else ()
-        decision = decide(reply.response.message, state.index, check, state.messages, names)
+        off = state.prompt is not None and state.prompt.tool_choice == "none"
+        decision = decide(reply.response.message, state.index, check, state.messages, names, tools_off=off)
         return await stack.after_model(state, reply, decision)
 
     async def execute(self, state: RunState, decision: Decision) -> list[ToolResult]:
@@ -213,9 +214,8 @@ class BaseLoop:
             state.messages.append(decision.message)
         state.messages.extend(r.to_message(self.controls.result_role) for r in results)
         valid = is_valid_step(decision, results)
-        state.invalid_streak = 0 if valid else state.invalid_streak + 1
-        if any(r.error == "ERR_TOOL_REPEATED" for r in results):
-            state.invalid_streak = max(state.invalid_streak, self.controls.decay_after)
+        streak = invalid_streak(state.invalid_streak, decision, results, self.controls.decay_after)
+        state.invalid_streak = streak
         state.tool_steps += bool(results)
         state.note = decision.note if isinstance(decision, Unfinished) else None
         step = Step(

@@ -19,6 +19,11 @@ Anything else stays an answer: JSON that names no registered tool, a typed answe
 with keys a call does not have, a code sample, a call inside a longer explanation, several
 fences, or a lead-in that introduces an example. One value that is not a call makes the whole
 reply an answer.
+
+``written_call`` says whether a reply is *written as* calls even when it cannot be read as them:
+several call objects one after another (one per line, say), or a call cut off before its end.
+Such a reply is neither run (it may hold calls the model made up while it ran on) nor shown as
+the answer.
 """
 
 from __future__ import annotations
@@ -29,10 +34,12 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["TextCalls", "json_payloads", "may_become_call", "read_calls"]
+__all__ = ["TextCalls", "json_payloads", "may_become_call", "read_calls", "written_call"]
 
 _TOOL_CALL = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
 _FENCE = re.compile(r"^```[ \t]*(?:json|JSON|tool_call)?[ \t]*\n?(.*?)\n?[ \t]*```$", re.DOTALL)
+_OPEN_FENCE = re.compile(r"^```[ \t]*(?:json|JSON|tool_call)?[ \t]*\n")
+_CALL_START = re.compile(r'^\[?\s*\{\s*"(?:name|function|tool|tool_name)"\s*:\s*"([^"\\]+)("?)')
 _LEAD_IN_CHARS = 120
 _EXAMPLE_WORDS = re.compile(
     r"example|e\.g\.|sample|format|schema|like this|such as|would look|here is how|示例|例如|比如|样例|格式|如下所示",
@@ -76,6 +83,41 @@ def read_calls(text: str, names: Collection[str]) -> TextCalls | None:
         return None
     found = _calls_of([_loads(body)], names)
     return TextCalls(found, lead or "") if found else None
+
+
+def written_call(text: str, names: Collection[str]) -> bool:
+    """Whether ``text`` is written as calls to the tools ``names``, read or not: one call as
+    ``read_calls`` reads it, or call objects one after another, the last possibly cut off."""
+    if not names or not text.strip():
+        return False
+    if read_calls(text, names) is not None:
+        return True
+    lead, body = _split_lead_in(text.strip())
+    if lead is not None and (len(lead) > _LEAD_IN_CHARS or _EXAMPLE_WORDS.search(lead)):
+        return False
+    body = _OPEN_FENCE.sub("", body, count=1).removesuffix("```").strip()
+    decoder, at, seen = json.JSONDecoder(), 0, 0
+    while at < len(body):
+        try:
+            value, at = decoder.raw_decode(body, at)
+        except ValueError:  # cut off: after calls, the start of another; else the start of a call
+            return _cut_off_call(body[at:], names, after_calls=seen > 0)
+        if _calls_of([value], names) == ():
+            return False
+        seen += 1
+        while at < len(body) and body[at] in " \t\r\n,":
+            at += 1
+    return seen > 0
+
+
+def _cut_off_call(rest: str, names: Collection[str], *, after_calls: bool) -> bool:
+    if after_calls and rest[:1] in "{[":
+        return True
+    start = _CALL_START.match(rest)
+    if start is None:
+        return False
+    name, closed = start.groups()
+    return name in names if closed else any(n.startswith(name) for n in names)
 
 
 def may_become_call(text: str) -> bool:

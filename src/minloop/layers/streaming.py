@@ -41,7 +41,7 @@ from ..models.base import (
 )
 from ..result import RunResult, Step
 from ..state import Outcome, Reply, RunState
-from ..textcalls import may_become_call, read_calls
+from ..textcalls import may_become_call, read_calls, written_call
 
 __all__ = [
     "ArgumentsDelta",
@@ -107,7 +107,8 @@ async def stream_reply(
     A model without ``stream`` is called as usual and its reply published whole; text or calls a
     stream did not announce (an embedded model's calls, say) are published from the reply. With
     ``text_calls``, text that may still be a tool call written as text (``minloop.textcalls``) is
-    held back until the reply is whole: a call is then published as a call, never as text.
+    held back until the reply is whole: a call is then published as a call, never as text, and
+    text written as calls that will not be run (cut off, run together, tools off) is not published.
     """
     names = _names(request) if text_calls else set()
     stream = getattr(model, "stream", None)
@@ -117,9 +118,12 @@ async def stream_reply(
         response, announced, wrote = await _consume(stream(request), publish, step, model.name, names)
     message = response.message
     text = message.get("content")
-    found = read_calls(text, names) if not message.get("tool_calls") and isinstance(text, str) else None
-    if found is not None:
-        message = {"role": "assistant", "content": found.text, "tool_calls": found.wire(f"call_s{step}")}
+    if names and not message.get("tool_calls") and isinstance(text, str):
+        found = read_calls(text, names) if request.tool_choice != "none" else None
+        if found is not None:
+            message = {"role": "assistant", "content": found.text, "tool_calls": found.wire(f"call_s{step}")}
+        elif written_call(text, names):  # not run and not the answer: not shown either
+            message = {**message, "content": None}
     for delta in deltas_of(
         {**message, "content": _unpublished(message.get("content"), wrote)}, skip=announced
     ):

@@ -19,7 +19,7 @@ import os
 import random
 import time
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import httpx
 
@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 __all__ = ["OpenAIClientModel", "OpenAIModel", "parse_completion", "request_body"]
 
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
+ToolsOff: TypeAlias = Literal["omit", "tool_choice"]
 
 
 class OpenAIModel:
@@ -48,6 +49,11 @@ class OpenAIModel:
     schema; turn it off for one that does not, and a typed run puts the schema in the prompt.
     ``context_window`` (tokens) is the model's window, used by ``ContextPolicy`` when it names
     none. ``timeout`` is seconds per HTTP request (connect, send and each read), not per run.
+    ``tools_off``: how a call with tools off (the answer at a limit, after decay) is sent: by
+    default without the tools, which every server understands (llama.cpp's server, given
+    ``tool_choice: "none"``, still shows the tools to the model, and a small model goes on
+    writing calls); ``"tool_choice"`` sends the tools with ``tool_choice: "none"`` (for a
+    provider that wants the tools whenever the transcript holds calls).
 
     Retries: a connection error, a response whose body is cut off or is not a Chat Completion
     (even with status 200), and statuses 408/409/429/5xx are tried again up to ``max_retries``
@@ -73,9 +79,11 @@ class OpenAIModel:
         extra_body: dict[str, Any] | None = None,
         context_window: int | None = None,
         structured_output: bool = True,
+        tools_off: ToolsOff = "omit",
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         self.name = model
+        self.tools_off: ToolsOff = tools_off
         self.structured_output = structured_output
         self.context_window = context_window
         self.url = base_url.rstrip("/") + "/chat/completions"
@@ -94,7 +102,7 @@ class OpenAIModel:
         return f"OpenAIModel({self.name!r}, url={self.url!r})"
 
     def payload(self, request: ModelRequest) -> dict[str, Any]:
-        return request_body(self.name, request, self.extra_body)
+        return request_body(self.name, request, self.extra_body, self.tools_off)
 
     async def call(self, request: ModelRequest) -> ModelResponse:
         ensure_not_in_tool(self.name)
@@ -194,10 +202,13 @@ class OpenAIModel:
             self._client = None
 
 
-def request_body(model: str, request: ModelRequest, extra: dict[str, Any]) -> dict[str, Any]:
-    """The Chat Completions request body (for httpx, or keyword arguments for the SDK)."""
+def request_body(
+    model: str, request: ModelRequest, extra: dict[str, Any], tools_off: ToolsOff = "omit"
+) -> dict[str, Any]:
+    """The Chat Completions request body (for httpx, or keyword arguments for the SDK). A call
+    with ``tool_choice="none"`` goes without its tools, unless ``tools_off="tool_choice"``."""
     body: dict[str, Any] = {"model": model, "messages": list(request.messages), **extra}
-    if request.tools:
+    if request.tools and (request.tool_choice != "none" or tools_off == "tool_choice"):
         body["tools"] = list(request.tools)
         body["tool_choice"] = request.tool_choice
     if request.output_schema is not None:
@@ -266,20 +277,22 @@ def _retry_after_seconds(value: str | None) -> float | None:
 
 
 class OpenAIClientModel:
-    """Adapter for a caller's own ``openai.AsyncOpenAI`` client (their auth, proxies, retries)."""
+    """Adapter for a caller's own ``openai.AsyncOpenAI`` client (their auth, proxies, retries).
+    ``tools_off`` as for ``OpenAIModel``; other keywords are merged into every request."""
 
     structured_output = True
 
-    def __init__(self, client: Any, model: str, **extra_body: Any) -> None:
+    def __init__(self, client: Any, model: str, *, tools_off: ToolsOff = "omit", **extra_body: Any) -> None:
         self.client = client
         self.name = model
+        self.tools_off: ToolsOff = tools_off
         self.extra_body = extra_body
 
     async def call(self, request: ModelRequest) -> ModelResponse:
         ensure_not_in_tool(self.name)
         try:
             completion = await self.client.chat.completions.create(
-                **request_body(self.name, request, self.extra_body)
+                **request_body(self.name, request, self.extra_body, self.tools_off)
             )
         except Exception as exc:  # the SDK's own error types; keep the cause
             raise ModelError(f"{type(exc).__name__}: {exc}") from exc
@@ -291,7 +304,7 @@ class OpenAIClientModel:
 
         ensure_not_in_tool(self.name)
         chat = ChatStream(self.name)
-        body = stream_body(request_body(self.name, request, self.extra_body))
+        body = stream_body(request_body(self.name, request, self.extra_body, self.tools_off))
         try:
             chunks = await self.client.chat.completions.create(**body)
             async for chunk in chunks:
