@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import pytest
@@ -256,3 +257,21 @@ def test_minloop_eval_bfcl_spread_without_the_raw_arm(check: Any, monkeypatch: p
     assert done.exit_code == 0, done.output
     assert "minloop loop (max_steps=3) · oracle" in done.output and "raw baseline" not in done.output
     assert done.output.count("100.0%") == 2  # simple_python and all, loop arm only
+
+
+def test_calls_written_as_text_are_scored_unless_text_calls_are_off(check: Any) -> None:
+    from minloop.evals.bfcl_run import evaluate
+
+    items = load_items("simple_python", 2)
+    right = oracle(items, fix_after_feedback=False)
+
+    async def as_text(request: ModelRequest) -> Any:  # the calls of the right reply, written as text
+        message = (await right.call(request)).message
+        calls = [{"name": c["function"]["name"], "arguments": json.loads(c["function"]["arguments"])}
+                 for c in message["tool_calls"]]  # fmt: skip
+        return "```json\n" + json.dumps(calls[0] if len(calls) == 1 else calls) + "\n```"
+
+    model = FunctionModel(as_text, name="as-text")
+    read = asyncio.run(evaluate(model, ["simple_python"], 2, arms=("loop",)))
+    unread = asyncio.run(evaluate(model, ["simple_python"], 2, arms=("loop",), text_calls=False))
+    assert (read.scores["loop"][0].correct, unread.scores["loop"][0].correct) == (2, 0)

@@ -50,6 +50,9 @@ def eval_bfcl_command(
     ] = None,
     max_steps: Annotated[int, typer.Option(min=1, help="Steps allowed to reach a valid tool step.")] = 3,
     out: Annotated[Path | None, typer.Option(help="Write every prediction and verdict here (JSONL).")] = None,
+    text_calls: Annotated[
+        bool, typer.Option(help="Read tool calls the model writes as text (--no-text-calls: answers).")
+    ] = True,
 ) -> None:
     """Score the loop and a raw one-call baseline on BFCL with its own AST checker."""
     console = Console()
@@ -71,6 +74,7 @@ def eval_bfcl_command(
                 raw=plain() if callable(plain) else None,
                 spread=spread,
                 arms=("loop", "raw") if raw else ("loop",),
+                text_calls=text_calls,
             )
         )
     except MinloopError as exc:

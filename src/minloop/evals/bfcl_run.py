@@ -59,8 +59,10 @@ class Report:
     rows: list[dict[str, Any]] = field(default_factory=list)  # one per item and arm
 
 
-async def predict_loop(model: Model, item: Item, max_steps: int) -> Prediction:
-    loop = Loop(model, [placeholder_tool(f) for f in item.functions], max_steps=max_steps)
+async def predict_loop(model: Model, item: Item, max_steps: int, text_calls: bool = True) -> Prediction:
+    loop = Loop(
+        model, [placeholder_tool(f) for f in item.functions], max_steps=max_steps, text_calls=text_calls
+    )
     run = loop.iter(item.messages)
     async for step in run:
         if step.decision == "tool_calls" and step.valid:
@@ -86,6 +88,7 @@ async def run_arm(
     max_steps: int,
     check: Callable[..., dict[str, Any]],
     rows: list[dict[str, Any]],
+    text_calls: bool = True,
 ) -> CategoryScore:
     result = CategoryScore(items[0].category if items else "")
     for item in items:
@@ -93,7 +96,9 @@ async def run_arm(
         error = None
         try:
             prediction = await (
-                predict_loop(model, item, max_steps) if arm == "loop" else predict_raw(model, item)
+                predict_loop(model, item, max_steps, text_calls)
+                if arm == "loop"
+                else predict_raw(model, item)
             )
             correct, why = score(item, prediction, check)
         except MinloopError as exc:
@@ -125,11 +130,12 @@ async def evaluate(
     *,
     spread: bool = False,
     arms: tuple[Arm, ...] = ("loop", "raw"),
+    text_calls: bool = True,
 ) -> Report:
     """Score the arms on each category (the first ``limit`` items of each; with ``spread``,
     ``limit`` items spaced evenly over the category). The raw arm calls ``raw`` (default:
     ``model``): for the embedded model, the same weights without minloop's decision policy
-    (``LocalModel.plain()``)."""
+    (``LocalModel.plain()``). ``text_calls=False``: the loop does not read calls written as text."""
     check = load_checker()
     load = getattr(model, "load", None)
     if callable(load):
@@ -139,7 +145,7 @@ async def evaluate(
         items = load_items(category, limit, spread=spread)
         for arm in arms:
             chosen = model if arm == "loop" else raw or model
-            scored = await run_arm(arm, chosen, items, max_steps, check, report.rows)  # type: ignore[arg-type]
+            scored = await run_arm(arm, chosen, items, max_steps, check, report.rows, text_calls)  # type: ignore[arg-type]
             report.scores[arm].append(scored)  # type: ignore[index]
             if on_category is not None:
                 on_category(category, arm, scored)  # type: ignore[arg-type]
