@@ -2,10 +2,12 @@
 
 Starts llama.cpp's server (from ``xllamacpp``, the model's chat template, ``use_jinja``) with a
 bundled GGUF on 127.0.0.1, and runs each request of a set of 20 (half Chinese, five tools of
-different shapes) through ``OpenAIModel`` twice: with text calls read (``Loop(text_calls=True)``,
-the default) and without (the behaviour before). Prints, side by side: requests whose tool ran,
-answers holding the right value, answers that are a call written as JSON, and seconds per run.
-Then the false calls of the reader on the 55 replies of ``text_calls_set.NOT_CALLS``.
+different shapes) through ``OpenAIModel`` three ways: without reading text calls
+(``Loop(text_calls=False)``, the behaviour before); reading them but sending a call with tools
+off with the tools and ``tool_choice: "none"`` (``OpenAIModel(tools_off="tool_choice")``); and
+as minloop does by default. Prints, side by side: requests whose tool ran, answers holding the
+right value, answers that begin with JSON, and the median seconds per run. Then the false calls
+of the reader on the replies of ``text_calls_set.NOT_CALLS``.
 
     python benchmarks/text_calls.py [--models qwen2.5-coder-0.5b,qwen2.5-coder-1.5b] [--limit N]
 """
@@ -28,7 +30,7 @@ from text_calls_set import NOT_CALLS
 
 from minloop import Loop, tool
 from minloop.models.openai import OpenAIModel
-from minloop.textcalls import read_calls
+from minloop.textcalls import read_calls, written_call
 
 SERVER = Path(__file__).resolve().parents[1] / "tests" / "servers" / "llama_http.py"
 RATES = {("USD", "EUR"): 0.92, ("EUR", "USD"): 1.09, ("USD", "JPY"): 151.0, ("CNY", "USD"): 0.14}
@@ -123,9 +125,21 @@ def serve(model: str) -> tuple[str, subprocess.Popen[str]]:
     return f"{address}/v1", process
 
 
-def score(url: str, text_calls: bool, requests: list[tuple[str, str, Any]]) -> dict[str, Any]:
+ARMS = {  # label: (text calls read, how a call with tools off is sent)
+    "off (before)": (False, "omit"),
+    "read, tools on": (True, "tool_choice"),
+    "read": (True, "omit"),
+}
+
+
+def score(url: str, arm: str, requests: list[tuple[str, str, Any]]) -> dict[str, Any]:
+    text_calls, tools_off = ARMS[arm]
     model = OpenAIModel(
-        "local", base_url=url, api_key="none", extra_body={"max_tokens": 200, "temperature": 0}
+        "local",
+        base_url=url,
+        api_key="none",
+        extra_body={"max_tokens": 200, "temperature": 0},
+        tools_off=tools_off,  # type: ignore[arg-type]
     )
     ran = right = as_json = 0
     seconds = []
@@ -151,22 +165,21 @@ def main() -> None:
     print(
         f"{len(requests)} requests ({sum(any('一' <= ch <= '鿿' for ch in r[0]) for r in requests)} Chinese)"
     )
-    print(f"{'model':<22}{'text calls':<12}{'tool ran':>9}{'right':>7}{'JSON shown':>12}{'median s':>10}")
+    print(f"{'model':<22}{'text calls':<16}{'tool ran':>9}{'right':>7}{'JSON shown':>12}{'median s':>10}")
     for name in args.models.split(","):
         url, process = serve(name)
         try:
-            for text_calls in (False, True):
-                s = score(url, text_calls, requests)
-                label = "read" if text_calls else "off (before)"
-                print(
-                    f"{name:<22}{label:<12}{s['ran']:>9}{s['right']:>7}{s['json']:>12}{s['median_s']:>10.1f}"
-                )
+            for arm in ARMS:
+                s = score(url, arm, requests)
+                print(f"{name:<22}{arm:<16}{s['ran']:>9}{s['right']:>7}{s['json']:>12}{s['median_s']:>10.1f}")
         finally:
             process.kill()
             process.wait(10)
     names = [t.name for t in TOOLS] + ["get_weather", "add", "convert", "search", "now"]
     false = sum(bool(read_calls(text, names)) for text in NOT_CALLS)
+    held = sum(written_call(text, names) for text in NOT_CALLS)
     print(f"false calls on {len(NOT_CALLS)} replies that hold JSON or code but are not calls: {false}")
+    print(f"of them taken for calls written but not run (not shown as the answer): {held}")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """llama.cpp's own HTTP server (from ``xllamacpp``) on 127.0.0.1, serving a GGUF with its chat
-template, as a user runs a local model: ``python llama_http.py MODEL.gguf PORT``. Prints its
+template, as a user runs a local model: ``python llama_http.py MODEL.gguf PORT [TEMPERATURE]``
+(the temperature of requests that name none; llama.cpp's own default otherwise). Prints its
 address once it answers, then serves until it is killed."""
 
 from __future__ import annotations
@@ -11,8 +12,10 @@ import urllib.request
 import xllamacpp
 
 
-def main(path: str, port: int) -> None:
+def main(path: str, port: int, temperature: float | None = None) -> None:
     params = xllamacpp.CommonParams()
+    if temperature is not None:
+        params.sampling.temp = temperature
     params.model.path = path
     params.n_ctx = 8192
     params.n_parallel = 1
@@ -37,4 +40,4 @@ def main(path: str, port: int) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], int(sys.argv[2]))
+    main(sys.argv[1], int(sys.argv[2]), float(sys.argv[3]) if len(sys.argv) > 3 else None)
