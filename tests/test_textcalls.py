@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from minloop import Loop, TextDelta, tool
-from minloop.decision import DECAY_TEXT, Answer, Blank, CallTools, decide
+from minloop.decision import COPIED_RESULT, DECAY_TEXT, UNRUN_CALLS, Answer, Blank, CallTools, decide
 from minloop.models.base import ModelRequest
 from minloop.models.openai import OpenAIModel, request_body
-from minloop.testing import ChatServer, ScriptedModel
+from minloop.testing import ChatServer, FunctionModel, ScriptedModel
 from minloop.textcalls import may_become_call, read_calls, written_call
 
 SET = Path(__file__).resolve().parents[1] / "benchmarks" / "text_calls_set.py"
@@ -181,7 +181,7 @@ CUT_OFF = '```json\n{"name": "add", "arguments": {"a": 12'
 def test_calls_run_together_or_cut_off_are_written_calls_but_not_read(text: str) -> None:
     assert read_calls(text, TOOLS) is None and written_call(text, TOOLS)
     assert decide({"role": "assistant", "content": text}, 2, tools=TOOLS) == Blank(
-        {"role": "assistant", "content": text}, written=True
+        {"role": "assistant", "content": text}, UNRUN_CALLS
     )
 
 
@@ -192,7 +192,7 @@ def test_json_or_code_that_is_not_a_call_is_not_written_as_one(text: str) -> Non
 
 def test_with_tools_off_a_written_call_is_not_run_and_not_the_answer() -> None:
     decision = decide({"role": "assistant", "content": SHAPES["bare"]}, 3, tools=TOOLS, tools_off=True)
-    assert decision == Blank({"role": "assistant", "content": SHAPES["bare"]}, written=True)
+    assert decision == Blank({"role": "assistant", "content": SHAPES["bare"]}, UNRUN_CALLS)
 
 
 def _ran_on_script() -> list[Any]:
@@ -243,3 +243,59 @@ def test_tools_off_can_still_send_the_tools_with_tool_choice_none() -> None:
 
 def add_spec() -> dict[str, Any]:
     return tool(add).spec()
+
+
+TID = "trc_261204101500_a1b2c3"
+ADDED = [
+    {"role": "user", "content": "What is 1234 + 5678?"},
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "c1",
+                "type": "function",
+                "function": {"name": "add", "arguments": '{"a": 1234, "b": 5678}'},
+            }
+        ],
+    },
+    {"role": "tool", "tool_call_id": "c1", "content": f'{{"result": 6912, "trace_id": "{TID}"}}'},
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "copied"),
+    [
+        (f'{{"result": 6912, "trace_id": "{TID}"}}', True),  # the tool's result, copied whole
+        (f'```json\n{{"result": 6912.0, "trace_id": "{TID}"}}\n```', True),
+        ('{"result": 6912}', False),  # JSON without the run's trace id: a typed answer, say
+        ('{"result": 6912, "trace_id": "trc_261204101500_ffffff"}', False),  # not this run's
+        (f"The sum is 6912 (trace {TID}).", False),  # words: an answer, if a poor one
+    ],
+)
+def test_a_tool_result_copied_as_the_reply_is_not_an_answer(text: str, copied: bool) -> None:
+    decision = decide({"role": "assistant", "content": text}, 2, messages=ADDED, tools=TOOLS)
+    if copied:
+        assert decision == Blank({"role": "assistant", "content": text}, COPIED_RESULT)
+    else:
+        assert isinstance(decision, Answer)
+
+
+def copier(request: ModelRequest) -> Any:
+    """Calls add, then copies its result as the reply while tools are on, then answers in words."""
+    if len(request.messages) == 1:
+        return {"role": "assistant", "content": SHAPES["bare"]}
+    if request.tool_choice != "none":
+        return request.messages[2]["content"]
+    return "1234 + 5678 = 6912"
+
+
+def test_a_copied_result_turns_tools_off_and_the_model_answers_in_words() -> None:
+    result = Loop(FunctionModel(copier), tools=[add]).run_sync("What is 1234 + 5678?")
+    assert result.output == "1234 + 5678 = 6912"
+    assert [(s.decision, s.tool_choice) for s in result.steps] == [
+        ("tool_calls", "auto"),
+        ("blank", "auto"),
+        ("answer", "none"),
+    ]
+    assert _plain(result.messages) == _expected(None)

@@ -31,10 +31,11 @@
 * Calls written as text: a reply without ``tool_calls`` whose text is a call to a registered tool
   (``minloop.textcalls`` says which texts are) is that call, with ids, stored as an assistant
   message with ``tool_calls``; the text around the call stays its content. Text written as
-  calls that cannot be run (cut off, several call objects run together, or any call while
-  tools were off) is a ``Blank`` step: not run, not shown as the answer, not kept in the
-  transcript (the model would copy it), and the next call is sent with tools off, as after
-  decay (asked again with tools on, a model that ran on writing calls does it again).
+  calls that cannot be run (cut off, a call followed by more JSON, or any call while tools were
+  off), and JSON copied from a tool result (it carries the run's trace id), are a ``Blank``
+  step: not run, not shown as the answer, not kept in the transcript (the model would copy
+  it), and the next call is sent with tools off, as after decay (asked again with tools on, a
+  model that did this does it again).
   ``Controls(text_calls=False)`` turns this off.
 """
 
@@ -47,7 +48,7 @@ from typing import Any, ClassVar, Literal, TypeAlias
 from .execute import MAX_RESULT_CHARS, ToolResult
 from .messages import Message, ResultRole, ToolCall, tool_calls_of
 from .models.base import ToolChoice
-from .textcalls import read_calls, written_call
+from .textcalls import json_values, read_calls, written_call
 from .tools import Tool
 
 __all__ = [
@@ -64,6 +65,7 @@ __all__ = [
     "decide",
     "invalid_streak",
     "is_valid_step",
+    "not_an_answer",
     "reply_text",
 ]
 
@@ -95,6 +97,8 @@ LIMIT_TEXT = (
     "No more tools can be called. Give the user the final answer now from the tool results above; "
     "if they are not enough, say what is missing."
 )
+UNRUN_CALLS = "tool calls written as text that are not run"
+COPIED_RESULT = "a tool result copied as the reply"
 MODEL_FAULTS = frozenset({"ERR_TOOL_UNKNOWN", "ERR_TOOL_ARGS_INVALID", "ERR_TOOL_REPEATED"})
 
 
@@ -142,11 +146,11 @@ class CallTools:
 
 @dataclass(frozen=True, slots=True)
 class Blank:
-    """Neither an answer nor a call: no text and no calls, or text written as tool calls that are
-    not run (cut off, several run together, or written while tools were off): ``written``."""
+    """Neither an answer nor a call: no text and no calls (``why`` is ``None``), or text that is
+    neither (``why`` says what: ``UNRUN_CALLS``, ``COPIED_RESULT``)."""
 
     message: Message
-    written: bool = False
+    why: str | None = None
     kind: ClassVar[DecisionKind] = "blank"
 
 
@@ -175,16 +179,15 @@ def decide(
 
     ``messages`` is the transcript so far, given to ``answer_check``; a text that is a call to
     one of ``tools`` (names) is that call, unless ``tools_off`` (the call was made with tools
-    off). Text written as calls that are not run (cut off, several run together, tools off) is
-    ``Blank``: neither a call nor an answer.
+    off). Text that is neither a call to run nor an answer (``not_an_answer``) is ``Blank``.
     """
     raw_calls = tool_calls_of(message) or _legacy_call(message)
     if not raw_calls and tools and (text := reply_text(message)):
         found = None if tools_off else read_calls(text, tools)
         if found is not None:
             message, raw_calls = {"role": "assistant", "content": found.text or None}, found.wire()
-        elif written_call(text, tools):  # a call that cannot be run is no answer either
-            return Blank(message, written=True)
+        elif (why := not_an_answer(text, tools, messages)) is not None:
+            return Blank(message, why)
     if raw_calls:
         calls = _with_ids([ToolCall.from_wire(c) for c in raw_calls if isinstance(c, dict)], step)
         if calls:
@@ -197,6 +200,20 @@ def decide(
             return Answer({"role": "assistant", "content": note.text})
         return Answer(answer) if note is None else Unfinished(answer, note)
     return Blank(message)
+
+
+def not_an_answer(text: str, tools: Collection[str], messages: Sequence[Message]) -> str | None:
+    """Why a reply's text, not read as a call, is no answer either, or ``None``: calls to
+    ``tools`` written as text that are not run, or JSON copied from a tool result of ``messages``
+    (it carries the run's trace id, which only the loop writes)."""
+    if written_call(text, tools):
+        return UNRUN_CALLS
+    ids = [
+        v["trace_id"] for v in json_values(text) if isinstance(v, dict) and isinstance(v.get("trace_id"), str)
+    ]
+    if ids and any(m.get("role") == "tool" and i in str(m.get("content")) for i in ids for m in messages):
+        return COPIED_RESULT
+    return None
 
 
 def reply_text(message: Message) -> str | None:
@@ -238,8 +255,8 @@ def invalid_streak(streak: int, decision: Decision, results: Sequence[ToolResult
     call made twice already (``ERR_TOOL_REPEATED``) or wrote calls that are not run counts as
     ``decay_after`` at least: asked again with tools on, such a model does it again."""
     streak = 0 if is_valid_step(decision, results) else streak + 1
-    unrun = isinstance(decision, Blank) and decision.written
-    if unrun or any(r.error == "ERR_TOOL_REPEATED" for r in results):
+    unusable = isinstance(decision, Blank) and decision.why is not None
+    if unusable or any(r.error == "ERR_TOOL_REPEATED" for r in results):
         return max(streak, decay_after)
     return streak
 

@@ -21,9 +21,9 @@ fences, or a lead-in that introduces an example. One value that is not a call ma
 reply an answer.
 
 ``written_call`` says whether a reply is *written as* calls even when it cannot be read as them:
-several call objects one after another (one per line, say), or a call cut off before its end.
-Such a reply is neither run (it may hold calls the model made up while it ran on) nor shown as
-the answer.
+a call followed by more JSON (more calls one per line, say, or a result the model made up), or
+a call cut off before its end. Such a reply is neither run (it may hold calls the model made up
+while it ran on) nor shown as the answer.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["TextCalls", "json_payloads", "may_become_call", "read_calls", "written_call"]
+__all__ = ["TextCalls", "json_payloads", "json_values", "may_become_call", "read_calls", "written_call"]
 
 _TOOL_CALL = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
 _FENCE = re.compile(r"^```[ \t]*(?:json|JSON|tool_call)?[ \t]*\n?(.*?)\n?[ \t]*```$", re.DOTALL)
@@ -87,7 +87,8 @@ def read_calls(text: str, names: Collection[str]) -> TextCalls | None:
 
 def written_call(text: str, names: Collection[str]) -> bool:
     """Whether ``text`` is written as calls to the tools ``names``, read or not: one call as
-    ``read_calls`` reads it, or call objects one after another, the last possibly cut off."""
+    ``read_calls`` reads it, or a call followed by more JSON (more calls, or a result the model
+    made up), or a call cut off before its end."""
     if not names or not text.strip():
         return False
     if read_calls(text, names) is not None:
@@ -95,19 +96,39 @@ def written_call(text: str, names: Collection[str]) -> bool:
     lead, body = _split_lead_in(text.strip())
     if lead is not None and (len(lead) > _LEAD_IN_CHARS or _EXAMPLE_WORDS.search(lead)):
         return False
-    body = _OPEN_FENCE.sub("", body, count=1).removesuffix("```").strip()
-    decoder, at, seen = json.JSONDecoder(), 0, 0
+    values, rest = _values(_OPEN_FENCE.sub("", body, count=1).removesuffix("```").strip())
+    if not values:
+        return _cut_off_call(rest, names, after_calls=False)
+    if _calls_of(values[:1], names) == ():
+        return False
+    return rest[:1] in "{[" if rest else len(values) > 1
+
+
+def json_values(text: str) -> list[Any]:
+    """The JSON values ``text`` is made of (bare or in one fence, one after another), or ``[]``
+    when it holds anything else."""
+    body = text.strip()
+    body = _OPEN_FENCE.sub("", body, count=1).removesuffix("```").strip() if body.startswith("```") else body
+    if body[:1] not in "{[":
+        return []
+    values, rest = _values(body)
+    return [] if rest else values
+
+
+def _values(body: str) -> tuple[list[Any], str]:
+    """The JSON values at the start of ``body`` (separated by spaces, lines or commas), and the
+    rest that is not one."""
+    decoder, at = json.JSONDecoder(), 0
+    values: list[Any] = []
     while at < len(body):
         try:
             value, at = decoder.raw_decode(body, at)
-        except ValueError:  # cut off: after calls, the start of another; else the start of a call
-            return _cut_off_call(body[at:], names, after_calls=seen > 0)
-        if _calls_of([value], names) == ():
-            return False
-        seen += 1
+        except ValueError:
+            return values, body[at:]
+        values.append(value)
         while at < len(body) and body[at] in " \t\r\n,":
             at += 1
-    return seen > 0
+    return values, ""
 
 
 def _cut_off_call(rest: str, names: Collection[str], *, after_calls: bool) -> bool:

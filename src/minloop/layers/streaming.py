@@ -22,7 +22,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
-from ..decision import CallTools, Decision
+from ..decision import CallTools, Decision, not_an_answer
 from ..driver import LoopRun
 from ..exceptions import MinloopError, ModelError
 from ..execute import ToolResult
@@ -41,7 +41,7 @@ from ..models.base import (
 )
 from ..result import RunResult, Step
 from ..state import Outcome, Reply, RunState
-from ..textcalls import may_become_call, read_calls, written_call
+from ..textcalls import may_become_call, read_calls
 
 __all__ = [
     "ArgumentsDelta",
@@ -108,7 +108,7 @@ async def stream_reply(
     stream did not announce (an embedded model's calls, say) are published from the reply. With
     ``text_calls``, text that may still be a tool call written as text (``minloop.textcalls``) is
     held back until the reply is whole: a call is then published as a call, never as text, and
-    text written as calls that will not be run (cut off, run together, tools off) is not published.
+    text that is neither a call to run nor an answer (``decision.not_an_answer``) is not published.
     """
     names = _names(request) if text_calls else set()
     stream = getattr(model, "stream", None)
@@ -122,7 +122,7 @@ async def stream_reply(
         found = read_calls(text, names) if request.tool_choice != "none" else None
         if found is not None:
             message = {"role": "assistant", "content": found.text, "tool_calls": found.wire(f"call_s{step}")}
-        elif written_call(text, names):  # not run and not the answer: not shown either
+        elif not_an_answer(text, names, request.messages):  # not run, not the answer: not shown
             message = {**message, "content": None}
     for delta in deltas_of(
         {**message, "content": _unpublished(message.get("content"), wrote)}, skip=announced
