@@ -1,7 +1,7 @@
 """llama.cpp's own HTTP server (from ``xllamacpp``) on 127.0.0.1, serving a GGUF with its chat
-template, as a user runs a local model: ``python llama_http.py MODEL.gguf PORT [TEMPERATURE]``
-(the temperature of requests that name none; llama.cpp's own default otherwise). Prints its
-address once it answers, then serves until it is killed."""
+template, as a user runs a local model: ``python llama_http.py MODEL.gguf PORT [TEMPERATURE
+[MAX_TOKENS]]`` (defaults for requests that name none; llama.cpp's own otherwise: 0.8, and no
+limit but the context). Prints its address once it answers, then serves until it is killed."""
 
 from __future__ import annotations
 
@@ -12,10 +12,12 @@ import urllib.request
 import xllamacpp
 
 
-def main(path: str, port: int, temperature: float | None = None) -> None:
+def main(path: str, port: int, temperature: float | None = None, max_tokens: int | None = None) -> None:
     params = xllamacpp.CommonParams()
     if temperature is not None:
         params.sampling.temp = temperature
+    if max_tokens is not None:
+        params.n_predict = max_tokens
     params.model.path = path
     params.n_ctx = 8192
     params.n_parallel = 1
@@ -40,4 +42,6 @@ def main(path: str, port: int, temperature: float | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], int(sys.argv[2]), float(sys.argv[3]) if len(sys.argv) > 3 else None)
+    options = [*sys.argv[3:], None, None]
+    temperature, max_tokens = options[0], options[1]
+    main(sys.argv[1], int(sys.argv[2]), temperature and float(temperature), max_tokens and int(max_tokens))
