@@ -13,7 +13,8 @@ is judged by rules of its own, independent of the model's evidence check:
   request or a tool result (or is one of the item's facts, for arithmetic); for a request no tool
   can serve, the answer says it cannot (or that nothing was found) and states no number absent
   from the request and the results;
-* replaced: the answer is the evidence check's plain statement, not the model's own words;
+* replaced: the answer is the evidence check's plain statement, not the model's own words (for a
+  request a tool answers, never right, though it may quote the tool's values);
 * in language: a Chinese request's answer is written in Chinese (more Chinese characters than
   English words of its own, the words copied from the request and the results aside), an
   English request's has no Chinese of its own;
@@ -38,8 +39,11 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
-from user_tools import TOOLS
-from user_tools_set import GROUPS, ITEMS, Fact
+import other_tools
+import other_tools_set
+import user_tools
+import user_tools_set
+from user_tools_set import GROUPS, Fact, Item
 
 from minloop import Loop, Model, RunResult
 from minloop.decision import Replacement
@@ -140,12 +144,20 @@ def candidates() -> dict[str, Callable[[], Model]]:
     }
 
 
-def run_one(model: Model, request: str) -> tuple[RunResult, float, bool]:
+SETS: dict[str, tuple[list[Any], list[Item]]] = {
+    "dev": (user_tools.TOOLS, user_tools_set.ITEMS),
+    "held-out": (other_tools.TOOLS, other_tools_set.ITEMS),
+}
+
+
+def run_one(
+    model: Model, request: str, tools: Sequence[Any] = user_tools.TOOLS
+) -> tuple[RunResult, float, bool]:
     check = getattr(model, "answer_check", None)
     if isinstance(check, Recording):
         check.replaced = False
     started = time.perf_counter()
-    result = Loop(model, TOOLS, max_steps=6).run_sync(request)
+    result = Loop(model, list(tools), max_steps=6).run_sync(request)
     replaced = isinstance(check, Recording) and check.replaced
     return result, time.perf_counter() - started, replaced
 
@@ -161,15 +173,17 @@ def build(name: str, made: dict[str, Model]) -> Model:
     return made[name]
 
 
-def measure(out: Path, start: int, stop: int, arms: list[str]) -> None:
+def measure(out: Path, start: int, stop: int, arms: list[str], which: str = "dev") -> None:
     made: dict[str, Model] = {}
-    for index in range(start, min(stop, len(ITEMS))):
-        group, language, request, facts = ITEMS[index]
+    tools, items = SETS[which]
+    for index in range(start, min(stop, len(items))):
+        group, language, request, facts = items[index]
         turn = index % len(arms)
         for arm in arms[turn:] + arms[:turn]:
             model = build(arm, made)
-            result, seconds, replaced = run_one(model, request)
+            result, seconds, replaced = run_one(model, request, tools)
             row = {
+                "set": which,
                 "index": index,
                 "arm": arm,
                 "group": group,
@@ -185,6 +199,8 @@ def measure(out: Path, start: int, stop: int, arms: list[str]) -> None:
                 "generated": sum(s.usage.completion_tokens for s in result.steps),
                 **judge(result, group, language, request, facts),
             }
+            # the check's plain statement quotes what the tools gave, but is no answer
+            row["right"] = row["right"] and not (replaced and group in ("one_call", "two_step"))
             with out.open("a", encoding="utf-8") as f:
                 f.write(json.dumps(row, ensure_ascii=False) + "\n")
             print(
@@ -195,8 +211,16 @@ def measure(out: Path, start: int, stop: int, arms: list[str]) -> None:
 
 
 def report(path: Path, arms: list[str] | None = None) -> None:
+    """The table of each request set in ``path``: the development set, then the held-out one."""
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    names = arms or list(dict.fromkeys(r["arm"] for r in rows))
+    for which in SETS:
+        chosen = [r for r in rows if r.get("set", "dev") == which]
+        if chosen:
+            print(f"\n{which} set ({len(SETS[which][1])} requests):")
+            table(chosen, arms or list(dict.fromkeys(r["arm"] for r in chosen)))
+
+
+def table(rows: list[dict[str, Any]], names: list[str]) -> None:
     cells: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
         for group in (row["group"], "all"):
@@ -247,7 +271,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--out", type=Path, default=Path("user_tools.jsonl"))
     parser.add_argument("--start", type=int, default=0)
-    parser.add_argument("--stop", type=int, default=len(ITEMS))
+    parser.add_argument("--stop", type=int, default=10_000)
+    parser.add_argument("--set", choices=sorted(SETS), default="dev", help="the request set to run")
     parser.add_argument(
         "--arms", nargs="+", choices=sorted(candidates()), default=["0.5b-before", "0.5b", "1.5b"]
     )
@@ -256,7 +281,7 @@ def main() -> None:
     if args.report:
         report(args.report)
     else:
-        measure(args.out, args.start, args.stop, args.arms)
+        measure(args.out, args.start, args.stop, args.arms, args.set)
         report(args.out, args.arms)
 
 
