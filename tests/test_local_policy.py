@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from minloop import ModelRequest, tool
+import pytest
+
+from minloop import Loop, ModelRequest, tool
 from minloop.builtins import calculator
 from minloop.decision import Replacement
 from minloop.models.local import LocalModel
@@ -232,3 +234,57 @@ def test_an_answer_that_leaves_out_one_of_two_lookups_is_sent_back_once() -> Non
         {"role": "system", "content": note},
     ]
     assert check("东京现在21°C，天气晴朗。", again) is None  # sent back once; the second answer stands
+
+
+@tool(timeout=2.0)
+def get_flight_status(flight_number: str, date: str) -> dict:
+    """Get the status of a flight (on time, delayed, cancelled) on a date.
+
+    Args:
+        flight_number: The flight number, e.g. "BA117".
+        date: The date of the flight, as YYYY-MM-DD.
+    """
+    raise ConnectionError("the flight status service is not responding")
+
+
+@pytest.mark.local_model
+@pytest.mark.parametrize(
+    ("request_text", "answer"),
+    [
+        (
+            "Is flight LH401 on time on 2026-12-10?",
+            "I can't answer that reliably from what the tools returned: get_flight_status did not answer "
+            "(the flight status service is not responding).",
+        ),
+        (
+            "2026年12月10日的 LH401 航班准点吗？",  # answered "待确认" without a call before the translation was shown
+            "我无法根据工具返回的结果可靠地回答这个问题：get_flight_status 没有给出结果"
+            "（the flight status service is not responding）。",
+        ),
+    ],
+)
+def test_a_service_that_is_down_is_called_and_told_as_such(request_text: str, answer: str) -> None:
+    result = Loop(LocalModel(), [get_flight_status], max_steps=4).run_sync(request_text)
+    arguments = '{"flight_number": "LH401", "date": "2026-12-10"}'
+    call = {
+        "id": "call_1_1",
+        "type": "function",
+        "function": {"name": "get_flight_status", "arguments": arguments},
+    }
+    error = {
+        "error": "ConnectionError: the flight status service is not responding",
+        "code": "ERR_TOOL_FAILED",
+        "tool": "get_flight_status",
+        "trace_id": result.trace_id,
+    }
+    assert result.messages == [
+        {"role": "user", "content": request_text},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {
+            "role": "tool",
+            "tool_call_id": "call_1_1",
+            "name": "get_flight_status",
+            "content": json.dumps(error),
+        },
+        {"role": "assistant", "content": answer},
+    ]
