@@ -58,7 +58,8 @@ DECLINE = re.compile(
     r"无法|不能|没有|抱歉|不知道|不清楚|暂无|未提供|不提供|不支持|找不到|未找到|没找到|失败|未知|无此|不存在|未能",
     re.IGNORECASE,
 )
-_DIGITS = re.compile(r"\d+(?:\.\d+)?")
+_DIGITS = re.compile(r"(?<![A-Za-z])\d+(?:\.\d+)?")  # not a label's ("PM2.5", "A1234")
+_LABEL = re.compile(r"[A-Za-z]+(\d+(?:\.\d+)?)")
 _WEEKDAY = re.compile(r"(?:星期|周|礼拜)[一二三四五六日天]")
 _HAN = re.compile(r"[\u3400-\u9fff]")
 _LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z'.@-]*")
@@ -134,13 +135,17 @@ class Recording:
         return verdict
 
 
+THREADS: list[int | None] = [None]  # --threads: the runtime's threads (None: every core)
+
+
 def candidates() -> dict[str, Callable[[], Model]]:
     """The policies compared, by name (each built once, on first use)."""
+    threads = THREADS[0]
     return {
-        "0.5b-before": lambda: LocalModel(guide=False),
-        "0.5b": lambda: LocalModel(),
-        "1.5b-before": lambda: LocalModel("qwen2.5-coder-1.5b", guide=False),
-        "1.5b": lambda: LocalModel("qwen2.5-coder-1.5b"),
+        "0.5b-before": lambda: LocalModel(guide=False, threads=threads),
+        "0.5b": lambda: LocalModel(threads=threads),
+        "1.5b-before": lambda: LocalModel("qwen2.5-coder-1.5b", guide=False, threads=threads),
+        "1.5b": lambda: LocalModel("qwen2.5-coder-1.5b", threads=threads),
     }
 
 
@@ -210,9 +215,27 @@ def measure(out: Path, start: int, stop: int, arms: list[str], which: str = "dev
             )
 
 
+def relabelled(row: dict[str, Any]) -> dict[str, Any]:
+    """``row`` judged again without counting the number in a label ("PM2.5") as invented: the
+    judge did until the held-out set's first run."""
+    labels = {float(m) for m in _LABEL.findall(row["answer"] or "")}
+    extra = [n for n in row["invented"] if n not in labels]
+    if extra == row["invented"]:
+        return row
+    facts = SETS[row.get("set", "dev")][1][row["index"]][3]
+    answer = row["answer"] or ""
+    if row["group"] in ("one_call", "two_step"):
+        served = len(row["calls"]) > len(row["errors"])
+        right = served and not extra and not row["replaced"] and all(has_fact(answer, f) for f in facts)
+    else:
+        right = bool(DECLINE.search(answer)) and not extra
+    return {**row, "invented": extra, "right": right}
+
+
 def report(path: Path, arms: list[str] | None = None) -> None:
     """The table of each request set in ``path``: the development set, then the held-out one."""
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    lines = path.read_text(encoding="utf-8").splitlines()
+    rows = [relabelled(json.loads(line)) for line in lines if line.strip()]
     for which in SETS:
         chosen = [r for r in rows if r.get("set", "dev") == which]
         if chosen:
@@ -276,8 +299,10 @@ def main() -> None:
     parser.add_argument(
         "--arms", nargs="+", choices=sorted(candidates()), default=["0.5b-before", "0.5b", "1.5b"]
     )
+    parser.add_argument("--threads", type=int, help="the runtime's threads (default: every core)")
     parser.add_argument("--report", type=Path)
     args = parser.parse_args()
+    THREADS[0] = args.threads
     if args.report:
         report(args.report)
     else:
