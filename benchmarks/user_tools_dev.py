@@ -1,12 +1,16 @@
 """The embedded model with a user's own tools: each candidate policy side by side, in one run.
 
     flock /tmp/minloop-cpu.lock .venv/bin/python benchmarks/user_tools_dev.py --out user_tools.jsonl
+    flock /tmp/minloop-cpu.lock .venv/bin/python benchmarks/user_tools_dev.py --set held-out --out user_tools.jsonl
     .venv/bin/python benchmarks/user_tools_dev.py --report user_tools.jsonl
 
-Runs every request of ``user_tools_set.py`` (74, half Chinese) through ``Loop`` with the ten
-tools of ``user_tools.py``, once per candidate (``--arms``; the order of the candidates turns
-round from one request to the next; one untimed request per model first loads it). Each answer
-is judged by rules of its own, independent of the model's evidence check:
+Runs every request of ``user_tools_set.py`` (74, half Chinese, over the ten tools of
+``user_tools.py``: the development set the policy was shaped on), or with ``--set held-out``
+of ``other_tools_set.py`` (62, half Chinese, over the eleven tools of ``other_tools.py``: written
+before the policy's second round and never tuned on), through ``Loop``, once per candidate
+(``--arms``; the order of the candidates turns round from one request to the next; one untimed
+request per model first loads it; ``--threads`` sets the runtime's threads). Each answer is
+judged by rules of its own, independent of the model's evidence check:
 
 * right: for a request a tool answers, a tool returned a result, every fact of the item is in the answer (a pattern, or a
   number equal to the item's rounded as the answer writes it) and every number in it is in the
@@ -67,8 +71,9 @@ TRACE = re.compile(r"trc_\d{12}_[0-9a-f]{6}|trc_\w*")
 
 
 def numbers(text: str) -> set[float]:
-    """The numbers written in digits or in Chinese numerals (not "second" or "one"), without their sign."""
-    plain = _WEEKDAY.sub(" ", re.sub(r"(?<=\d),(?=\d{3})", "", text))
+    """The numbers written in digits or in Chinese numerals (not "second" or "one", not the digits of
+    a label such as "PM2.5" or "A1234"), without their sign."""
+    plain = _LABEL.sub(" ", _WEEKDAY.sub(" ", re.sub(r"(?<=\d),(?=\d{3})", "", text)))
     written = numbers_in(re.sub(r"[A-Za-z]+", " ", plain))
     return {abs(float(m)) for m in _DIGITS.findall(plain)} | {abs(n) for n in written}
 

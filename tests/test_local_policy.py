@@ -176,7 +176,7 @@ def test_the_plain_statement_says_what_happened_in_words() -> None:
 def test_a_chinese_answer_may_begin_with_a_name_the_user_wrote_in_latin_letters() -> None:
     request = ModelRequest([{"role": "user", "content": "Ada Lovelace 的邮箱地址是什么？"}], SPECS[:1])
     pattern = LocalModel().body(request)["json_schema"]["anyOf"][-1]["properties"]["answer"]["pattern"]
-    assert pattern == "^(?:(?:Ada Lovelace|Lovelace|Ada) ?)*" + CHINESE[1:]
+    assert pattern == "^(?:(?:Ada Lovelace|Lovelace|Ada) ?){0,3}" + CHINESE[1:]
     assert latin_names("我的订单 A1234 和 B7781 到哪了？") == ["A1234", "B7781"]
 
 

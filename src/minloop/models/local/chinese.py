@@ -7,11 +7,14 @@ calling it ("英镑兑日元的汇率是多少？" got a made-up rate). Two rule
 * ``answer_in``: a Chinese request's answer is decoded under a pattern that makes it begin in
   Chinese, or with a name the user wrote in Latin letters ("Ada Lovelace 的邮箱是 ..."): once it
   has begun in Chinese the model goes on in Chinese, even from English results. (Digits first
-  are not allowed: the model then wrote "1.2500000000000001美元".)
+  are not allowed: the model then wrote "1.2500000000000001美元"; and a name three times at
+  most: allowed any number of times, it wrote a tracking number to the token limit.)
 * ``with_english``: the request's English translation (made once, to rank and ground the calls)
   is shown to the model before its first decision, in a note after the request: the tools are
-  described in English. On the development set's Chinese requests that the model had answered
-  without a call, it then called the tool for most.
+  described in English. Of the twelve Chinese requests of the development set that the 0.5B
+  model had answered without a call, it then called a tool for six (two of them the wrong
+  one), and two of seven that had called answered instead; it turns a Chinese request that no
+  result can serve into a call whose failure is then told, more than it adds right answers.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ def answer_in(answer: dict[str, Any], language: Language, said: str = "") -> dic
     if language != "zh" or inner != {"type": "string"}:
         return answer
     names = "".join(f"{re.escape(name).replace(chr(92) + ' ', ' ')}|" for name in latin_names(said))
-    pattern = f"^(?:(?:{names[:-1]}) ?)*" + CHINESE[1:] if names else CHINESE
+    pattern = f"^(?:(?:{names[:-1]}) ?){{0,3}}" + CHINESE[1:] if names else CHINESE
     return {**answer, "properties": {"answer": {"type": "string", "pattern": pattern}}}
 
 
