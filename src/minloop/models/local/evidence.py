@@ -16,6 +16,11 @@ answer nor asks something back, it is sent back the same way ("Yes, it will rain
 tomorrow" after a clock reading), unless it gives back what the user stated (``restates_user``). An answer given without any tool is held to its facts only,
 so chit-chat passes.
 
+Two rules read the results call by call (``minloop.models.local.results``): when every call
+since the user spoke failed or found nothing, an answer that does not say so is replaced by the
+plain statement at once; when a tool was called for several things, an answer that uses nothing
+of one of its results is sent back once, with a note naming it.
+
 What counts as found, deliberately lenient so that honest answers pass:
 
 * a time (05:02, 3 pm, 下午3点04分) when its hour and minute are those of a clock reading in the
