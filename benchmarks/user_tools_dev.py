@@ -1,19 +1,24 @@
 """The embedded model with a user's own tools: each candidate policy side by side, in one run.
 
     flock /tmp/minloop-cpu.lock .venv/bin/python benchmarks/user_tools_dev.py --out user_tools.jsonl
+    flock /tmp/minloop-cpu.lock .venv/bin/python benchmarks/user_tools_dev.py --set held-out --out user_tools.jsonl
     .venv/bin/python benchmarks/user_tools_dev.py --report user_tools.jsonl
 
-Runs every request of ``user_tools_set.py`` (74, half Chinese) through ``Loop`` with the ten
-tools of ``user_tools.py``, once per candidate (``--arms``; the order of the candidates turns
-round from one request to the next; one untimed request per model first loads it). Each answer
-is judged by rules of its own, independent of the model's evidence check:
+Runs every request of ``user_tools_set.py`` (74, half Chinese, over the ten tools of
+``user_tools.py``: the development set the policy was shaped on), or with ``--set held-out``
+of ``other_tools_set.py`` (62, half Chinese, over the eleven tools of ``other_tools.py``: written
+before the policy's second round and never tuned on), through ``Loop``, once per candidate
+(``--arms``; the order of the candidates turns round from one request to the next; one untimed
+request per model first loads it; ``--threads`` sets the runtime's threads). Each answer is
+judged by rules of its own, independent of the model's evidence check:
 
 * right: for a request a tool answers, a tool returned a result, every fact of the item is in the answer (a pattern, or a
   number equal to the item's rounded as the answer writes it) and every number in it is in the
   request or a tool result (or is one of the item's facts, for arithmetic); for a request no tool
   can serve, the answer says it cannot (or that nothing was found) and states no number absent
   from the request and the results;
-* replaced: the answer is the evidence check's plain statement, not the model's own words;
+* replaced: the answer is the evidence check's plain statement, not the model's own words (for a
+  request a tool answers, never right, though it may quote the tool's values);
 * in language: a Chinese request's answer is written in Chinese (more Chinese characters than
   English words of its own, the words copied from the request and the results aside), an
   English request's has no Chinese of its own;
@@ -38,8 +43,11 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
-from user_tools import TOOLS
-from user_tools_set import GROUPS, ITEMS, Fact
+import other_tools
+import other_tools_set
+import user_tools
+import user_tools_set
+from user_tools_set import GROUPS, Fact, Item
 
 from minloop import Loop, Model, RunResult
 from minloop.decision import Replacement
@@ -54,7 +62,8 @@ DECLINE = re.compile(
     r"无法|不能|没有|抱歉|不知道|不清楚|暂无|未提供|不提供|不支持|找不到|未找到|没找到|失败|未知|无此|不存在|未能",
     re.IGNORECASE,
 )
-_DIGITS = re.compile(r"\d+(?:\.\d+)?")
+_DIGITS = re.compile(r"(?<![A-Za-z])\d+(?:\.\d+)?")  # not a label's ("PM2.5", "A1234")
+_LABEL = re.compile(r"[A-Za-z]+(\d+(?:\.\d+)?)")
 _WEEKDAY = re.compile(r"(?:星期|周|礼拜)[一二三四五六日天]")
 _HAN = re.compile(r"[\u3400-\u9fff]")
 _LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z'.@-]*")
@@ -62,8 +71,9 @@ TRACE = re.compile(r"trc_\d{12}_[0-9a-f]{6}|trc_\w*")
 
 
 def numbers(text: str) -> set[float]:
-    """The numbers written in digits or in Chinese numerals (not "second" or "one"), without their sign."""
-    plain = _WEEKDAY.sub(" ", re.sub(r"(?<=\d),(?=\d{3})", "", text))
+    """The numbers written in digits or in Chinese numerals (not "second" or "one", not the digits of
+    a label such as "PM2.5" or "A1234"), without their sign."""
+    plain = _LABEL.sub(" ", _WEEKDAY.sub(" ", re.sub(r"(?<=\d),(?=\d{3})", "", text)))
     written = numbers_in(re.sub(r"[A-Za-z]+", " ", plain))
     return {abs(float(m)) for m in _DIGITS.findall(plain)} | {abs(n) for n in written}
 
@@ -130,22 +140,34 @@ class Recording:
         return verdict
 
 
+THREADS: list[int | None] = [None]  # --threads: the runtime's threads (None: every core)
+
+
 def candidates() -> dict[str, Callable[[], Model]]:
     """The policies compared, by name (each built once, on first use)."""
+    threads = THREADS[0]
     return {
-        "0.5b-before": lambda: LocalModel(guide=False),
-        "0.5b": lambda: LocalModel(),
-        "1.5b-before": lambda: LocalModel("qwen2.5-coder-1.5b", guide=False),
-        "1.5b": lambda: LocalModel("qwen2.5-coder-1.5b"),
+        "0.5b-before": lambda: LocalModel(guide=False, threads=threads),
+        "0.5b": lambda: LocalModel(threads=threads),
+        "1.5b-before": lambda: LocalModel("qwen2.5-coder-1.5b", guide=False, threads=threads),
+        "1.5b": lambda: LocalModel("qwen2.5-coder-1.5b", threads=threads),
     }
 
 
-def run_one(model: Model, request: str) -> tuple[RunResult, float, bool]:
+SETS: dict[str, tuple[list[Any], list[Item]]] = {
+    "dev": (user_tools.TOOLS, user_tools_set.ITEMS),
+    "held-out": (other_tools.TOOLS, other_tools_set.ITEMS),
+}
+
+
+def run_one(
+    model: Model, request: str, tools: Sequence[Any] = user_tools.TOOLS
+) -> tuple[RunResult, float, bool]:
     check = getattr(model, "answer_check", None)
     if isinstance(check, Recording):
         check.replaced = False
     started = time.perf_counter()
-    result = Loop(model, TOOLS, max_steps=6).run_sync(request)
+    result = Loop(model, list(tools), max_steps=6).run_sync(request)
     replaced = isinstance(check, Recording) and check.replaced
     return result, time.perf_counter() - started, replaced
 
@@ -161,15 +183,17 @@ def build(name: str, made: dict[str, Model]) -> Model:
     return made[name]
 
 
-def measure(out: Path, start: int, stop: int, arms: list[str]) -> None:
+def measure(out: Path, start: int, stop: int, arms: list[str], which: str = "dev") -> None:
     made: dict[str, Model] = {}
-    for index in range(start, min(stop, len(ITEMS))):
-        group, language, request, facts = ITEMS[index]
+    tools, items = SETS[which]
+    for index in range(start, min(stop, len(items))):
+        group, language, request, facts = items[index]
         turn = index % len(arms)
         for arm in arms[turn:] + arms[:turn]:
             model = build(arm, made)
-            result, seconds, replaced = run_one(model, request)
+            result, seconds, replaced = run_one(model, request, tools)
             row = {
+                "set": which,
                 "index": index,
                 "arm": arm,
                 "group": group,
@@ -185,6 +209,8 @@ def measure(out: Path, start: int, stop: int, arms: list[str]) -> None:
                 "generated": sum(s.usage.completion_tokens for s in result.steps),
                 **judge(result, group, language, request, facts),
             }
+            # the check's plain statement quotes what the tools gave, but is no answer
+            row["right"] = row["right"] and not (replaced and group in ("one_call", "two_step"))
             with out.open("a", encoding="utf-8") as f:
                 f.write(json.dumps(row, ensure_ascii=False) + "\n")
             print(
@@ -194,9 +220,35 @@ def measure(out: Path, start: int, stop: int, arms: list[str]) -> None:
             )
 
 
+def relabelled(row: dict[str, Any]) -> dict[str, Any]:
+    """``row`` judged again without counting the number in a label ("PM2.5") as invented: the
+    judge did until the held-out set's first run."""
+    labels = {float(m) for m in _LABEL.findall(row["answer"] or "")}
+    extra = [n for n in row["invented"] if n not in labels]
+    if extra == row["invented"]:
+        return row
+    facts = SETS[row.get("set", "dev")][1][row["index"]][3]
+    answer = row["answer"] or ""
+    if row["group"] in ("one_call", "two_step"):
+        served = len(row["calls"]) > len(row["errors"])
+        right = served and not extra and not row["replaced"] and all(has_fact(answer, f) for f in facts)
+    else:
+        right = bool(DECLINE.search(answer)) and not extra
+    return {**row, "invented": extra, "right": right}
+
+
 def report(path: Path, arms: list[str] | None = None) -> None:
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    names = arms or list(dict.fromkeys(r["arm"] for r in rows))
+    """The table of each request set in ``path``: the development set, then the held-out one."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    rows = [relabelled(json.loads(line)) for line in lines if line.strip()]
+    for which in SETS:
+        chosen = [r for r in rows if r.get("set", "dev") == which]
+        if chosen:
+            print(f"\n{which} set ({len(SETS[which][1])} requests):")
+            table(chosen, arms or list(dict.fromkeys(r["arm"] for r in chosen)))
+
+
+def table(rows: list[dict[str, Any]], names: list[str]) -> None:
     cells: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
         for group in (row["group"], "all"):
@@ -247,16 +299,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--out", type=Path, default=Path("user_tools.jsonl"))
     parser.add_argument("--start", type=int, default=0)
-    parser.add_argument("--stop", type=int, default=len(ITEMS))
+    parser.add_argument("--stop", type=int, default=10_000)
+    parser.add_argument("--set", choices=sorted(SETS), default="dev", help="the request set to run")
     parser.add_argument(
         "--arms", nargs="+", choices=sorted(candidates()), default=["0.5b-before", "0.5b", "1.5b"]
     )
+    parser.add_argument("--threads", type=int, help="the runtime's threads (default: every core)")
     parser.add_argument("--report", type=Path)
     args = parser.parse_args()
+    THREADS[0] = args.threads
     if args.report:
         report(args.report)
     else:
-        measure(args.out, args.start, args.stop, args.arms)
+        measure(args.out, args.start, args.stop, args.arms, args.set)
         report(args.out, args.arms)
 
 

@@ -1,17 +1,23 @@
-"""The embedded model's guide for a user's own tools: rules that need no model (see policy.py)."""
+"""The embedded model's guide for a user's own tools: rules that need no model (see policy.py and
+results.py)."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from minloop import ModelRequest, tool
+import pytest
+
+from minloop import Loop, ModelRequest, tool
 from minloop.builtins import calculator
+from minloop.decision import Replacement
 from minloop.models.local import LocalModel
+from minloop.models.local.chinese import CHINESE, in_english, latin_names
 from minloop.models.local.decoding import renderable
+from minloop.models.local.evidence import EvidenceCheck
 from minloop.models.local.grounding import Evidence
 from minloop.models.local.notes import plain_statement
-from minloop.models.local.policy import CHINESE, asked_again, follow_up
+from minloop.models.local.policy import asked_again, follow_up
 
 
 @tool
@@ -165,3 +171,120 @@ def test_the_plain_statement_says_what_happened_in_words() -> None:
     assert plain_statement([{"role": "user", "content": "新闻？"}], "zh", SPECS[:2]) == (
         "我无法可靠地回答这个问题：我的工具都不提供这项信息。现有工具：get_weather、get_stock_quote。"
     )
+
+
+def test_a_chinese_answer_may_begin_with_a_name_the_user_wrote_in_latin_letters() -> None:
+    request = ModelRequest([{"role": "user", "content": "Ada Lovelace 的邮箱地址是什么？"}], SPECS[:1])
+    pattern = LocalModel().body(request)["json_schema"]["anyOf"][-1]["properties"]["answer"]["pattern"]
+    assert pattern == "^(?:(?:Ada Lovelace|Lovelace|Ada) ?){0,3}" + CHINESE[1:]
+    assert latin_names("我的订单 A1234 和 B7781 到哪了？") == ["A1234", "B7781"]
+
+
+def test_a_chinese_request_is_shown_with_its_english_translation_before_the_first_decision() -> None:
+    assert in_english("What is the weather in Paris?") == (
+        'The user\'s message in English: "What is the weather in Paris?"'
+    )
+
+
+def test_an_answer_that_is_no_decline_after_every_call_failed_is_replaced() -> None:
+    failed = ran("BA117 航班准点吗？", "get_flight_status", {"flight_number": "BA117"}, {})
+    envelope = {"error": "ConnectionError: the service is not responding", "code": "ERR_TOOL_FAILED"}
+    failed[2]["content"] = json.dumps({**envelope, "tool": "get_flight_status", "trace_id": "trc_1"})
+    check = EvidenceCheck()
+    assert check("航班 BA117 延误了。", failed) == Replacement(
+        "我无法根据工具返回的结果可靠地回答这个问题：get_flight_status 没有给出结果（the service is not responding）。"
+    )
+    assert check("抱歉，航班状态服务没有响应，无法查询 BA117。", failed) is None  # it says so itself
+    nothing = ran(
+        "Where is order Z9?", "get_order_status", {"order_id": "Z9"}, {"order_id": "Z9", "found": False}
+    )
+    assert isinstance(check("Order Z9 is on its way.", nothing), Replacement)
+    assert check("Order Z9 was not found.", nothing) is None
+
+
+def test_an_answer_that_leaves_out_one_of_two_lookups_is_sent_back_once() -> None:
+    calls = [
+        {"id": f"c{i}", "type": "function", "function": {"name": "get_weather", "arguments": json.dumps(a)}}
+        for i, a in enumerate(({"city": "Tokyo"}, {"city": "Sydney"}))
+    ]
+    messages: list[dict[str, Any]] = [
+        {"role": "user", "content": "东京和悉尼的天气怎么样？"},
+        {"role": "assistant", "content": None, "tool_calls": calls},
+        {
+            "role": "tool",
+            "tool_call_id": "c0",
+            "content": '{"city": "Tokyo", "temperature": 21, "condition": "clear"}',
+        },
+        {
+            "role": "tool",
+            "tool_call_id": "c1",
+            "content": '{"city": "Sydney", "temperature": 27, "condition": "sunny"}',
+        },
+    ]
+    check = EvidenceCheck()
+    note = check("东京现在21°C，天气晴朗。", messages)
+    assert (
+        note
+        == "你的回答漏掉了 get_weather 对 Sydney 返回的结果。请根据上面每一次调用的结果重新回答，用户问到的每一项都要回答。"
+    )
+    assert check("东京21°C，晴；悉尼27°C，晴。", messages) is None
+    again = [
+        *messages,
+        {"role": "assistant", "content": "东京现在21°C。"},
+        {"role": "system", "content": note},
+    ]
+    assert check("东京现在21°C，天气晴朗。", again) is None  # sent back once; the second answer stands
+
+
+@tool(timeout=2.0)
+def get_flight_status(flight_number: str, date: str) -> dict:
+    """Get the status of a flight (on time, delayed, cancelled) on a date.
+
+    Args:
+        flight_number: The flight number, e.g. "BA117".
+        date: The date of the flight, as YYYY-MM-DD.
+    """
+    raise ConnectionError("the flight status service is not responding")
+
+
+@pytest.mark.local_model
+@pytest.mark.parametrize(
+    ("request_text", "answer"),
+    [
+        (
+            "Is flight LH401 on time on 2026-12-10?",
+            "I can't answer that reliably from what the tools returned: get_flight_status did not answer "
+            "(the flight status service is not responding).",
+        ),
+        (
+            "2026年12月10日的 LH401 航班准点吗？",  # answered "待确认" without a call before the translation was shown
+            "我无法根据工具返回的结果可靠地回答这个问题：get_flight_status 没有给出结果"
+            "（the flight status service is not responding）。",
+        ),
+    ],
+)
+def test_a_service_that_is_down_is_called_and_told_as_such(request_text: str, answer: str) -> None:
+    result = Loop(LocalModel(), [get_flight_status], max_steps=4).run_sync(request_text)
+    arguments = '{"flight_number": "LH401", "date": "2026-12-10"}'
+    call = {
+        "id": "call_1_1",
+        "type": "function",
+        "function": {"name": "get_flight_status", "arguments": arguments},
+    }
+    error = {
+        "error": "ConnectionError: the flight status service is not responding",
+        "code": "ERR_TOOL_FAILED",
+        "tool": "get_flight_status",
+        "trace_id": result.trace_id,
+    }
+    assert result.messages == [
+        {"role": "user", "content": request_text},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {
+            "role": "tool",
+            "tool_call_id": "call_1_1",
+            "name": "get_flight_status",
+            "content": json.dumps(error),
+        },
+        {"role": "assistant", "content": answer},
+    ]

@@ -24,7 +24,7 @@ from ...guard import ensure_not_in_tool
 from ...language import user_language
 from ...messages import Message
 from ..base import ModelRequest, ModelResponse, TextDelta
-from . import policy
+from . import chinese, policy
 from .decoding import (
     ANSWER,
     answer_schema,
@@ -195,8 +195,8 @@ class LocalModel(Loaded):
         """One decision for ``request``; ``followed``: its forced call is the policy's, grounded too,
         in ``grounds_in`` (the conversation without the policy's note)."""
         server, lock = self._server()
-        if self.guide and self.grounded and policy.first_chinese(request):
-            await self._english_of(request.messages[-1]["content"])
+        if self.guide and self.grounded and chinese.first_chinese(request):
+            request = chinese.with_english(request, await self._english_of(request.messages[-1]["content"]))
         shown = await self._narrow(request)
         compact, request = len(shown.tools) < len(request.tools), shown  # see grammar
         if self._gated(request):
@@ -361,7 +361,8 @@ class LocalModel(Loaded):
             "cache_prompt": True,
         }
         answer = answer_schema(request.output_schema)
-        answer = policy.answer_in(answer, user_language(request.messages)) if self.guide else answer
+        said = policy.since_user(request.messages)[0]
+        answer = chinese.answer_in(answer, user_language(request.messages), said) if self.guide else answer
         if request.tools:
             body["tools"] = list(request.tools)
             if self.constrain:

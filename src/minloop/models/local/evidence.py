@@ -16,6 +16,11 @@ answer nor asks something back, it is sent back the same way ("Yes, it will rain
 tomorrow" after a clock reading), unless it gives back what the user stated (``restates_user``). An answer given without any tool is held to its facts only,
 so chit-chat passes.
 
+Two rules read the results call by call (``minloop.models.local.results``): when every call
+since the user spoke failed or found nothing, an answer that does not say so is replaced by the
+plain statement at once; when a tool was called for several things, an answer that uses nothing
+of one of its results is sent back once, with a note naming it.
+
 What counts as found, deliberately lenient so that honest answers pass:
 
 * a time (05:02, 3 pm, 下午3点04分) when its hour and minute are those of a clock reading in the
@@ -41,7 +46,8 @@ from typing import Any
 from ...decision import Replacement
 from ...language import Language, numbers_in, user_language
 from .grounding import Evidence
-from .notes import HONESTY, NOTES, READING, SEPARATOR, UNUSED, plain_statement
+from .notes import HONESTY, LEFT_OUT, NOTES, READING, SEPARATOR, UNUSED, plain_statement
+from .results import left_out, unserved
 from .stream import sentences
 from .times import TIME, hour_in, placed, readings, said, shown, stated, time_of
 
@@ -65,9 +71,11 @@ _FACT = re.compile(
 )
 _LIST_MARKER = re.compile(r"^\s*(\d{1,2})[.)]\s", re.MULTILINE)
 _DECLINE = re.compile(
-    r"can't|cannot|can not|unable|(?:don't|do not|does not|doesn't) (?:have|know|provide|include|contain)|"
-    r"not (?:able|available|sure|provided)|no (?:tool|access|way|information|data)|sorry|couldn't|could not|"
-    r"无法|不能|没有|抱歉|不知道|不清楚|暂无|未提供|不提供|不支持|不确定",
+    r"can't|cannot|can not|unable|(?:don't|do not|does not|doesn't|did not|didn't) "
+    r"(?:have|know|provide|include|contain|find|respond|answer)|"
+    r"not (?:able|available|sure|provided|found|responding)|no (?:tool|access|way|information|data|results?|"
+    r"records?|matches)|sorry|couldn't|could not|nothing|"
+    r"无法|不能|没有|抱歉|不知道|不清楚|暂无|未提供|不提供|不支持|不确定|找不到|未找到|不存在|未能|失败",
     re.IGNORECASE,
 )
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "sunday")
@@ -206,12 +214,14 @@ class EvidenceCheck:
     )  # the tools offered in a conversation, for a statement that names what they do
 
     def __call__(self, answer: str, messages: Sequence[Mapping[str, Any]]) -> str | Replacement | None:
+        language = user_language(messages)
+        if unserved(messages) and not declines(answer):  # every call failed or found nothing
+            return Replacement(plain_statement(messages, language))
         facts = unsupported(answer, evidence_of(messages))
         drawn = draws_on_tools(answer, messages)
         unused = not facts and drawn is False and not declines(answer) and not restates_user(answer, messages)
         if not facts and not unused:
-            return None
-        language = user_language(messages)
+            return self._left_out(answer, messages)
         if _rejected(messages) >= self.retries or not (drawn or self.resend_unused):
             menu = self.menu(messages) if self.menu is not None else None
             return Replacement(
@@ -225,6 +235,16 @@ class EvidenceCheck:
             READING[note].format(times=", ".join(times[:3])) if times and any(map(TIME.search, facts)) else ""
         )
         return NOTES[note].format(facts=SEPARATOR[note].join(facts[:5])) + hint
+
+    def _left_out(self, answer: str, messages: Sequence[Mapping[str, Any]]) -> str | None:
+        """The note sending back an answer that leaves out one of several results of a tool
+        (``results.left_out``), once; the second answer is accepted as it is."""
+        missing = left_out(answer, messages)
+        if not missing or _rejected(messages) >= self.retries:
+            return None
+        note = self.note_language or user_language(messages)
+        what = SEPARATOR[note].join(", ".join(map(str, o.arguments.values())) for o in missing)
+        return LEFT_OUT[note].format(tool=missing[0].tool, what=what)
 
 
 class AnswerWatch:
@@ -252,6 +272,7 @@ def is_note(message: Mapping[str, Any]) -> bool:
     """Whether ``message`` is the check's note sending an unsupported answer back."""
     content = message.get("content")
     starts = [note.split("{facts}")[0] for note in NOTES.values()] + list(UNUSED.values())
+    starts += [note.split("{tool}")[0] for note in LEFT_OUT.values()]
     return message.get("role") != "user" and isinstance(content, str) and content.startswith(tuple(starts))
 
 

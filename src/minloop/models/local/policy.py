@@ -5,9 +5,7 @@ Measured on ``benchmarks/user_tools_dev.py`` (ten ordinary tools, 74 requests, h
 first result of a request that needs two ("the weather in Tokyo and in Sydney"), and called the
 weather tool for a Chinese request about a restaurant. Two rules here steer it:
 
-* ``answer_in``: a Chinese request's answer is decoded under a pattern that makes it begin in
-  Chinese (a few digits or signs may come first, no English word): once it has begun in
-  Chinese the model goes on in Chinese, even from English results;
+* ``chinese.answer_in`` (a module of its own): a Chinese request's answer begins in Chinese;
 * ``follow_up``: after the results of one call, the next call a request plainly still needs is
   made, by constraining the next decision to that tool, with a note saying what it is for:
   the same tool again when the request names two things joined by "and", "or", "和", "还是"
@@ -29,24 +27,17 @@ from ..base import ModelRequest
 from .grounding import Evidence
 
 __all__ = [
-    "CHINESE",
     "FollowUp",
-    "answer_in",
     "asked_again",
     "called",
     "copied_example",
     "currencies_in",
-    "first_chinese",
     "follow_up",
     "opening",
     "repeats",
     "results_note",
     "since_user",
 ]
-
-# The answer begins with a Chinese character (allowed a few digits first, it wrote "415.1, $415.万美元");
-# the rest is any JSON string content.
-CHINESE = r'^[\u4e00-\u9fff](?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*$'
 
 _NAMES = r"[A-Z][\w.-]*(?:\s+[A-Z][\w.-]*)*"
 _BOTH_EN = re.compile(
@@ -80,15 +71,6 @@ NOTES: dict[Language, dict[str, str]] = {
         "compute": "现在调用 {tool}，用用户给出的数字和上面结果中的数字算出答案（例如数量乘以价格或汇率）。",
     },
 }
-
-
-def answer_in(answer: dict[str, Any], language: Language) -> dict[str, Any]:
-    """The answer schema ``{"answer": string}`` for a request in ``language``: for Chinese, the
-    string under ``CHINESE``; a typed answer or an English one as it is."""
-    inner = answer.get("properties", {}).get("answer")
-    if language != "zh" or inner != {"type": "string"}:
-        return answer
-    return {**answer, "properties": {"answer": {"type": "string", "pattern": CHINESE}}}
 
 
 @dataclass(frozen=True)
@@ -372,14 +354,6 @@ def called(follow: FollowUp, messages: Sequence[Mapping[str, Any]]) -> dict[str,
         "function": {"name": follow.tool, "arguments": arguments},
     }
     return {"role": "assistant", "content": None, "tool_calls": [call]}
-
-
-def first_chinese(request: ModelRequest) -> bool:
-    """Whether ``request`` is a Chinese request's first decision with tools: it is translated
-    first, so that grounding finds a call's English values in the translation too ("MSFT" for "微软")."""
-    last = request.messages[-1] if request.messages else {}
-    chinese = isinstance(last.get("content"), str) and user_language(request.messages) == "zh"
-    return bool(request.tools) and last.get("role") == "user" and chinese
 
 
 def opening(messages: Sequence[Mapping[str, Any]]) -> str:

@@ -1,0 +1,128 @@
+"""What the tool results since the user last spoke say, call by call, for the evidence check.
+
+Two rules of ``EvidenceCheck`` read them:
+
+* ``unserved``: every call failed (the loop's error envelope: the service is down, the city is
+  unknown) or found nothing (``"found": false``, or every list in the result empty). Then nothing
+  a tool said can answer the request, and an answer that does not say so is replaced by the
+  plain statement of what happened: the 1.5B model, told the flight-status service was down,
+  answered "The flight BA117 is delayed", which holds no number for the fact check to find.
+* ``left_out``: a tool was called for several things (the weather in Tokyo and in Sydney, the
+  phone numbers of two people) and the answer uses nothing of one of its results: no number,
+  word or code that result has and the user's message and the other results do not. The 0.5B
+  model, given both phone numbers, told only the first.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from itertools import pairwise
+from typing import Any, Literal
+
+from ...language import numbers_in
+
+__all__ = ["Outcome", "left_out", "outcomes", "unserved"]
+
+_HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
+_TOKEN = re.compile(r"[a-z0-9][a-z0-9@._+-]*[a-z0-9]|[a-z0-9]")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One call since the user last spoke: its tool, arguments, result and what the result was."""
+
+    tool: str
+    arguments: dict[str, Any]
+    result: Any
+    kind: Literal["served", "failed", "empty"]
+
+
+def outcomes(messages: Sequence[Mapping[str, Any]]) -> list[Outcome]:
+    """The calls made since the user last spoke that have a result, oldest first."""
+    calls = {
+        call.get("id"): call.get("function") or {}
+        for message in messages
+        for call in message.get("tool_calls") or []
+        if isinstance(call, dict)
+    }
+    found: list[Outcome] = []
+    for message in reversed(messages):
+        if message.get("role") == "user":
+            break
+        if message.get("role") not in ("tool", "function"):
+            continue
+        fn = calls.get(message.get("tool_call_id")) or {}
+        arguments = _loads(fn.get("arguments"))
+        result = _loads(message.get("content"))
+        if isinstance(result, dict):
+            result = {k: v for k, v in result.items() if k != "trace_id"}
+        name = str(message.get("name") or fn.get("name") or "tool")
+        found.append(Outcome(name, arguments if isinstance(arguments, dict) else {}, result, _kind(result)))
+    return found[::-1]
+
+
+def _kind(result: Any) -> Literal["served", "failed", "empty"]:
+    if isinstance(result, dict) and isinstance(result.get("code"), str) and "error" in result:
+        return "failed"
+    if isinstance(result, dict):
+        if result.get("found") is False:
+            return "empty"
+        lists = [v for v in result.values() if isinstance(v, list)]
+        return "empty" if lists and not any(lists) else "served"
+    return "empty" if result in ([], None, "") else "served"
+
+
+def unserved(messages: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether tools ran since the user last spoke and every one failed or found nothing."""
+    done = outcomes(messages)
+    return bool(done) and all(o.kind != "served" for o in done)
+
+
+def left_out(answer: str, messages: Sequence[Mapping[str, Any]]) -> list[Outcome]:
+    """The served calls of a tool called for several things whose result the answer uses nothing
+    of (see the module); empty when every one is used, or no tool was called twice."""
+    served = [o for o in outcomes(messages) if o.kind == "served"]
+    user = " ".join(str(m.get("content")) for m in messages if m.get("role") == "user")
+    said = _marks(user)
+    used = _marks(answer)
+    missing = []
+    for outcome in served:
+        twins = [o for o in served if o.tool == outcome.tool and o is not outcome]
+        if not twins or all(o.arguments == outcome.arguments for o in twins):
+            continue
+        others = set().union(*(_marks(_text(o.result)) for o in twins))
+        own = _marks(_text(outcome.result)) - others - said
+        if own and not own & used:
+            missing.append(outcome)
+    return missing
+
+
+def _marks(text: str) -> set[str]:
+    """What can show that a text was used: its numbers, its words and codes, its pairs of
+    neighbouring Chinese characters."""
+    lowered = text.lower()
+    numbers = {f"{abs(n):g}" for n in numbers_in(lowered) if n not in (0.0, 1.0)}
+    words = {t for t in _TOKEN.findall(lowered) if len(t) >= 3 and not t.isdigit()}
+    pairs = {a + b for run in _HAN.findall(lowered) for a, b in pairwise(run)}
+    return numbers | words | pairs
+
+
+def _text(data: Any) -> str:
+    """A result's values as text (its keys say nothing an answer would repeat)."""
+    if isinstance(data, dict):
+        return " ".join(_text(v) for v in data.values())
+    if isinstance(data, list):
+        return " ".join(_text(v) for v in data)
+    return "" if isinstance(data, bool) or data is None else str(data)
+
+
+def _loads(content: Any) -> Any:
+    if not isinstance(content, str):
+        return content
+    try:
+        return json.loads(content)
+    except ValueError:
+        return content
