@@ -39,6 +39,21 @@ def served_loop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield base
 
 
+@pytest.fixture
+def logging_restored() -> Iterator[None]:
+    """A page's example may configure loggers (docs/logging.md does): undo it for the tests after."""
+    import logging
+
+    loggers = [logging.getLogger(), *(logging.getLogger(n) for n in list(logging.root.manager.loggerDict))]
+    saved = [(lg, lg.level, list(lg.handlers), lg.propagate) for lg in loggers]
+    yield
+    for lg, level, handlers, propagate in saved:
+        lg.setLevel(level)
+        lg.handlers[:] = handlers
+        lg.propagate = propagate
+
+
+@pytest.mark.usefixtures("logging_restored")
 @pytest.mark.parametrize(("page", "index", "block"), BLOCKS, ids=[f"{p}[{i}]" for p, i, _ in BLOCKS])
 def test_python_block_runs(page: str, index: int, block: str, request: pytest.FixtureRequest) -> None:
     if "http://127.0.0.1:8000" in block:  # a client of `minloop serve`: point it at a real one

@@ -69,7 +69,7 @@ def test_s19_every_log_record_of_a_run_carries_its_trace_id(caplog: pytest.LogCa
     handler_filter = TraceIdFilter()
     caplog.handler.addFilter(handler_filter)
     model = ScriptedModel([reply(None, call("ping")), "done"])
-    with caplog.at_level(logging.DEBUG), model:
+    with caplog.at_level(logging.DEBUG), caplog.at_level(logging.DEBUG, "minloop"), model:
         result = Loop(model, [ping]).run_sync("ping")
     caplog.handler.removeFilter(handler_filter)
     records = [r for r in caplog.records if r.name in ("minloop", "user.tool")]
