@@ -53,6 +53,7 @@ from minloop import Loop, Model, RunResult
 from minloop.decision import Replacement
 from minloop.language import numbers_in
 from minloop.models.local import LocalModel
+from minloop.models.local.cascade import Cascade
 
 DECLINE = re.compile(
     r"can't|cannot|can not|unable|don't have|do not have|not able|no (?:tool|access|way|information|data|record|"
@@ -151,6 +152,7 @@ def candidates() -> dict[str, Callable[[], Model]]:
         "0.5b": lambda: LocalModel(threads=threads),
         "1.5b-before": lambda: LocalModel("qwen2.5-coder-1.5b", guide=False, threads=threads),
         "1.5b": lambda: LocalModel("qwen2.5-coder-1.5b", threads=threads),
+        "cascade": lambda: Cascade(threads=threads),
     }
 
 

@@ -45,6 +45,10 @@ def build_model(
         if not isinstance(script, list):
             raise MinloopError("model 'scripted' needs a 'script': a list of assistant turns")
         return ScriptedModel(script)
+    if spec == "local-cascade" and base_url is None:
+        from .models.local.cascade import Cascade
+
+        return Cascade()
     if spec in LOCAL_MODELS and base_url is None:
         from .models.local import LocalModel
 
