@@ -10,6 +10,7 @@ right value, answers that begin with JSON, and the median seconds per run. Then 
 of the reader on the replies of ``text_calls_set.NOT_CALLS``.
 
     python benchmarks/text_calls.py [--models qwen2.5-coder-0.5b,qwen2.5-coder-1.5b] [--limit N]
+        [--arms read] [--show]
 """
 
 from __future__ import annotations
@@ -132,7 +133,7 @@ ARMS = {  # label: (text calls read, how a call with tools off is sent)
 }
 
 
-def score(url: str, arm: str, requests: list[tuple[str, str, Any]]) -> dict[str, Any]:
+def score(url: str, arm: str, requests: list[tuple[str, str, Any]], show: bool = False) -> dict[str, Any]:
     text_calls, tools_off = ARMS[arm]
     model = OpenAIModel(
         "local",
@@ -148,8 +149,11 @@ def score(url: str, arm: str, requests: list[tuple[str, str, Any]]) -> dict[str,
         result = Loop(model, TOOLS, max_steps=4, text_calls=text_calls).run_sync(prompt)
         seconds.append(time.perf_counter() - started)
         output = result.output or ""
-        ran += any(c.name == name for s in result.steps for c in s.tool_calls)
-        right += any(v.lower() in output.lower() for v in ((value,) if isinstance(value, str) else value))
+        called = [c.name for s in result.steps for c in s.tool_calls]
+        good = any(v.lower() in output.lower() for v in ((value,) if isinstance(value, str) else value))
+        ran, right = ran + (name in called), right + good
+        if show and not good:
+            print(f"  missed: {prompt!r} called {called} answered {output[:160]!r}")
         as_json += bool(
             read_calls(output, [t.name for t in TOOLS]) or output.lstrip().startswith(("{", "[", "```"))
         )
@@ -160,6 +164,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default="qwen2.5-coder-0.5b,qwen2.5-coder-1.5b")
     parser.add_argument("--limit", type=int, default=len(REQUESTS))
+    parser.add_argument("--arms", default=",".join(ARMS), help="the ways to run, by label, comma-separated")
+    parser.add_argument("--show", action="store_true", help="print each request answered wrong")
     args = parser.parse_args()
     requests = REQUESTS[: args.limit]
     print(
@@ -169,8 +175,8 @@ def main() -> None:
     for name in args.models.split(","):
         url, process = serve(name)
         try:
-            for arm in ARMS:
-                s = score(url, arm, requests)
+            for arm in args.arms.split(","):
+                s = score(url, arm, requests, args.show)
                 print(f"{name:<22}{arm:<16}{s['ran']:>9}{s['right']:>7}{s['json']:>12}{s['median_s']:>10.1f}")
         finally:
             process.kill()

@@ -194,6 +194,23 @@ def test_the_quickstart_question_is_answered_from_the_listing(local: LocalModel,
 
 
 @pytest.mark.local_model
+@pytest.mark.parametrize(
+    "prompt",
+    ["How many Python files are in this folder and which is the largest?", "这个文件夹里有多少个 Python 文件？哪个最大？"],
+)
+def test_the_largest_file_is_told_when_the_next_one_is_close(local: LocalModel, tmp_path: Path, prompt: str) -> None:
+    sizes = {"pkg/models/local/engine.py": 22702, "benchmarks/overhead.py": 22682, "tests/test_evidence.py": 19739}
+    sizes |= {f"pkg/part{n}.py": 9000 - 500 * n for n in range(12)}
+    for name, size in sizes.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("#" * size)
+    result = Loop(local, default_tools(tmp_path), max_steps=4).run_sync(prompt)
+    assert result.status == "success", result.to_dict()
+    answer = result.output or ""
+    assert "engine.py" in answer and "overhead.py" not in answer, answer
+
+
+@pytest.mark.local_model
 def test_later_steps_reuse_the_kv_cache(local: LocalModel) -> None:
     result = Loop(local, [calculator], max_steps=3).run_sync("Compute 99 * 101 with the calculator.")
     assert result.status == "success"

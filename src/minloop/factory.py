@@ -34,7 +34,7 @@ def build_model(
     api_key_env: str = "OPENAI_API_KEY",
     gguf: str | Path | None = None,
 ) -> Model:
-    """A model from its CLI name: ``local``, ``local-1.5b``, ``scripted`` or an endpoint's model name."""
+    """A model from its CLI name: ``local``, ``local-1.5b``, ``local-cascade``, ``scripted`` or an endpoint's model name."""
     if gguf is not None:
         from .models.local import LocalModel
 

@@ -44,7 +44,12 @@ def _root() -> None:
     """minloop: receive, decide, execute, inject."""
 
 
-ModelOpt = Annotated[str, typer.Option(help="'local' (embedded 0.5B), 'local-1.5b', or a remote model name.")]
+ModelOpt = Annotated[
+    str,
+    typer.Option(
+        help="'local' (embedded 0.5B), 'local-1.5b', 'local-cascade' (0.5B, then 1.5B where it fails), or a remote model name."
+    ),
+]
 BaseUrlOpt = Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint for a remote model.")]
 KeyEnvOpt = Annotated[str, typer.Option(help="Environment variable holding the API key.")]
 GgufOpt = Annotated[Path | None, typer.Option(help="Run this GGUF file instead of the bundled model.")]

@@ -42,7 +42,10 @@ def eval_bfcl_command(
     ] = False,
     raw: Annotated[bool, typer.Option(help="Also score the raw one-call baseline.")] = True,
     model: Annotated[
-        str, typer.Option(help="'local' (embedded 0.5B), 'local-1.5b', or a remote model name.")
+        str,
+        typer.Option(
+            help="'local' (embedded 0.5B), 'local-1.5b', 'local-cascade' (0.5B, then 1.5B where it fails), or a remote model name."
+        ),
     ] = "local",
     categories: Annotated[str, typer.Option(help=CATEGORIES_HELP)] = ",".join(CATEGORIES),
     base_url: Annotated[
