@@ -2,12 +2,14 @@
 
 Starts llama.cpp's server (from ``xllamacpp``, the model's chat template, ``use_jinja``) with a
 bundled GGUF on 127.0.0.1, and runs each request of a set of 20 (half Chinese, five tools of
-different shapes) through ``OpenAIModel`` three ways: without reading text calls
+different shapes) through ``OpenAIModel`` four ways: without reading text calls
 (``Loop(text_calls=False)``, the behaviour before); reading them but sending a call with tools
-off with the tools and ``tool_choice: "none"`` (``OpenAIModel(tools_off="tool_choice")``); and
-as minloop does by default. Prints, side by side: requests whose tool ran, answers holding the
-right value, answers that begin with JSON, and the median seconds per run. Then the false calls
-of the reader on the replies of ``text_calls_set.NOT_CALLS``.
+off with the tools and ``tool_choice: "none"`` (``OpenAIModel(tools_off="tool_choice")``); as
+minloop does by default, with llama.cpp's prompt cache on (its default); and the same with the
+cache off (each request evaluated whole, so an answer depends on its own transcript only).
+Prints, side by side: requests whose tool ran, answers holding the right value, answers that
+begin with JSON, and the median seconds per run. Then the false calls of the reader on the
+replies of ``text_calls_set.NOT_CALLS``.
 
     python benchmarks/text_calls.py [--models qwen2.5-coder-0.5b,qwen2.5-coder-1.5b] [--limit N]
         [--arms read] [--show]
@@ -126,20 +128,21 @@ def serve(model: str) -> tuple[str, subprocess.Popen[str]]:
     return f"{address}/v1", process
 
 
-ARMS = {  # label: (text calls read, how a call with tools off is sent)
-    "off (before)": (False, "omit"),
-    "read, tools on": (True, "tool_choice"),
-    "read": (True, "omit"),
+ARMS = {  # label: (text calls read, how a call with tools off is sent, the server's prompt cache)
+    "off (before)": (False, "omit", True),
+    "read, tools on": (True, "tool_choice", True),
+    "read": (True, "omit", True),
+    "read, no cache": (True, "omit", False),
 }
 
 
 def score(url: str, arm: str, requests: list[tuple[str, str, Any]], show: bool = False) -> dict[str, Any]:
-    text_calls, tools_off = ARMS[arm]
+    text_calls, tools_off, cache = ARMS[arm]
     model = OpenAIModel(
         "local",
         base_url=url,
         api_key="none",
-        extra_body={"max_tokens": 200, "temperature": 0},
+        extra_body={"max_tokens": 200, "temperature": 0, "cache_prompt": cache},
         tools_off=tools_off,  # type: ignore[arg-type]
     )
     ran = right = as_json = 0
