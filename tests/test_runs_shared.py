@@ -56,6 +56,10 @@ def test_a_cancel_request_reaches_the_owner_and_a_paused_run_is_cancelled_with_i
     store.request_cancel("going")
     store.request_cancel("going")  # asked twice, recorded once
     assert store.cancels("host:1:a") == ["going"] and store.cancels("host:2:b") == []
+    store.create("pauses", "host:1:a", lease, {}, STATE, "hi", "token:x")
+    store.request_cancel("pauses")
+    store.write_events([EventBatch("pauses", "host:1:a", lease, 1, [], ("paused", {"status": "paused"}))], 60)
+    assert store.cancels("host:1:a") == ["going"]  # a request for a run that paused first is dropped
     store.create("waits", "host:1:a", lease, {}, STATE, "hi", "token:x")
     store.put_call("waits", "host:1:a", lease, CallRecord(1, "c1", "delete", "{}", "pending", why="approval"))
     store.write_events(

@@ -118,3 +118,36 @@ def test_a_run_driven_by_one_worker_is_cancelled_from_the_other(
     assert state["result"]["status"] == "cancelled"
     assert events[-1][1]["type"] == "RunEnd" and events[-1][1]["result"]["status"] == "cancelled"
     assert again.status_code == 409 and "has ended (cancelled)" in again.json()["error"]["message"]
+
+
+def test_a_stopped_worker_leaves_its_run_to_another_and_its_reader_goes_on_there(
+    postgres_address: str, tmp_path: Path
+) -> None:
+    store = open_store(postgres_address)
+    with served(postgres_address, counts=tmp_path) as (a, worker_a), httpx.Client(base_url=a) as on_a:
+        run_id = on_a.post("/runs", json={"prompt": "slow 30"}).json()["run_id"]
+        _started(tmp_path)
+        seen: list[int] = []
+        with on_a.stream("GET", f"/runs/{run_id}/events", timeout=20) as stream:
+            worker_a.terminate()  # SIGTERM while a client reads the run's events
+            try:
+                for line in stream.iter_lines():
+                    if line.startswith("id: "):
+                        seen.append(int(line[4:]))
+            except httpx.RemoteProtocolError:
+                pass  # the stream is cut when the worker goes away
+        worker_a.wait(15)
+    row = store.row(run_id)
+    assert (row.status, row.lease_until) == ("running", 0)  # left for another worker, not cancelled
+    assert store.last_event(run_id) == seen[-1]  # every event its reader saw is in the store
+    with (
+        served(postgres_address, "--lease-scan", "0.5", counts=tmp_path) as (b, _),
+        httpx.Client(base_url=b) as on_b,
+    ):
+        state = wait_for(on_b, run_id, "success")
+        rest = events_of(on_b, run_id, last=seen[-1])
+    assert rest[0][0] > seen[-1] and rest[-1][1]["type"] == "RunEnd"
+    assert (tmp_path / "wait").read_text() == "ran\n"  # the call cut short was not run again
+    tool_messages = [m for m in state["result"]["messages"] if m["role"] == "tool"]
+    assert [json.loads(m["content"])["code"] for m in tool_messages] == ["ERR_TOOL_IN_DOUBT"]
+    store.close()

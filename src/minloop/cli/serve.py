@@ -15,6 +15,7 @@ from ..standard import Loop
 from .view import err
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+GRACE = 5  # seconds a stopped server lets requests finish
 
 
 def serve_command(
@@ -55,7 +56,10 @@ def serve_command(
     except (MinloopError, OSError) as exc:
         err.print(f"[bold red]error:[/] {exc}", soft_wrap=True)
         raise typer.Exit(2) from None
-    uvicorn.run(app, host=host, port=port, log_level=os.environ.get("MINLOOP_LOG_LEVEL", "warning"))
+    level = os.environ.get("MINLOOP_LOG_LEVEL", "warning")
+    # Stopped, it lets requests finish for a few seconds, then closes event streams (their clients
+    # reconnect elsewhere) and leaves its runs to the other workers.
+    uvicorn.run(app, host=host, port=port, log_level=level, timeout_graceful_shutdown=GRACE)
 
 
 def _load(spec: str) -> Loop:

@@ -113,14 +113,11 @@ class SharedSQL:
         else:
             self._execute(FINISH, (status, _dumps(result), now, run_id, owner))
         if status in ENDED:
-            self._ended(run_id, now + kept_for)
-
-    def _ended(self, run_id: str, until: float) -> None:
-        self._execute(
-            "UPDATE minloop_events SET kept_until = ? WHERE run_id = ? AND kept_until IS NULL",
-            (until, run_id),
-        )
-        self._execute("DELETE FROM minloop_cancels WHERE run_id = ?", (run_id,))
+            self._execute(
+                "UPDATE minloop_events SET kept_until = ? WHERE run_id = ? AND kept_until IS NULL",
+                (now + kept_for, run_id),
+            )
+        self._execute("DELETE FROM minloop_cancels WHERE run_id = ?", (run_id,))  # it paused or ended
 
     def read_events(self, run_id: str, after: int) -> tuple[str, list[tuple[int, dict[str, Any]]]]:
         """The run's status, then its events numbered after ``after``, in order (the status is

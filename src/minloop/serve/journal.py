@@ -201,11 +201,11 @@ class Journal:
         while True:
             await self.wake.wait()
             self.wake.clear()
-            if not self.urgent.is_set():
-                try:
-                    await asyncio.wait_for(self.urgent.wait(), FLUSH)
-                except TimeoutError:
-                    pass
+            try:
+                async with asyncio.timeout(FLUSH):  # more may come meanwhile, unless a run ends
+                    await self.urgent.wait()
+            except TimeoutError:
+                pass
             self.urgent.clear()
             if not self.write():
                 await asyncio.sleep(1.0)  # the store failed: try again in a moment
