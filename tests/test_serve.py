@@ -89,6 +89,15 @@ def test_a_run_started_with_accept_event_stream_answers_with_its_events(server: 
         )
 
 
+def test_a_runs_events_hold_only_what_the_redactor_leaves(server: tuple[str, Path]) -> None:
+    secret = "sk-" + "a1b2c3d4" * 3
+    with httpx.Client(base_url=server[0]) as client:
+        run_id = client.post("/runs", json={"prompt": f"say {secret}"}).json()["run_id"]
+        events = events_of(client, run_id)
+    text = "".join(e["text"] for _, e in events if e["type"] == "TextDelta")
+    assert text == "echo: say [REDACTED]" and secret not in json.dumps(events)
+
+
 def test_a_client_that_drops_and_reconnects_sees_every_event_exactly_once(server: tuple[str, Path]) -> None:
     with httpx.Client(base_url=server[0]) as client:
         run_id = client.post("/runs", json={"prompt": "slow 0.3"}).json()["run_id"]

@@ -125,7 +125,7 @@ class Journal:
     def text(self, event: dict[str, Any]) -> str:
         """The event as JSON, after the redactor."""
         text = json.dumps(event, ensure_ascii=False)
-        clean = getattr(self.redact, "is_clean", None)
+        clean = getattr(self.redact, "is_clean_json", None)
         if self.redact is None or (clean is not None and clean(text)):
             return text
         return json.dumps(self.redact(event), ensure_ascii=False)
