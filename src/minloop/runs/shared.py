@@ -101,23 +101,24 @@ class SharedSQL:
                     + ", ".join(["(?, ?, ?, ?)"] * len(part)),
                     tuple(value for row in part for value in row),
                 )
-            for b in ours:
-                if b.end is not None:
-                    self._end(b.run_id, b.owner, *b.end, now, kept_for)
+            ends = [(b.run_id, b.owner, *b.end) for b in ours if b.end is not None]
+            for run_id, owner, status, result in ends:
+                self._execute(FINISH, (status, _dumps(result), now, run_id, owner))
+            self._ended([e[0] for e in ends if e[2] in ENDED], [e[0] for e in ends], now + kept_for)
         return [b.run_id for b in batches if (b.owner, b.run_id) not in held]
 
-    def _end(self, run_id: str, owner: str | None, status: str, result: dict[str, Any], now: float,
-             kept_for: float) -> None:  # fmt: skip
-        if owner is None:
-            self._execute(FINISH.replace(" AND owner = ?", ""), (status, _dumps(result), now, run_id))
-        else:
-            self._execute(FINISH, (status, _dumps(result), now, run_id, owner))
-        if status in ENDED:
+    def _ended(self, ended: Sequence[str], stopped: Sequence[str], until: float) -> None:
+        """The events of the ``ended`` runs are kept ``until`` then; the cancel requests of the
+        runs that ``stopped`` (ended or paused) are dropped."""
+        for part in _chunks(ended):
             self._execute(
-                "UPDATE minloop_events SET kept_until = ? WHERE run_id = ? AND kept_until IS NULL",
-                (now + kept_for, run_id),
+                f"UPDATE minloop_events SET kept_until = ? WHERE kept_until IS NULL AND run_id IN ({', '.join('?' * len(part))})",
+                (until, *part),
             )
-        self._execute("DELETE FROM minloop_cancels WHERE run_id = ?", (run_id,))  # it paused or ended
+        for part in _chunks(stopped):
+            self._execute(
+                f"DELETE FROM minloop_cancels WHERE run_id IN ({', '.join('?' * len(part))})", tuple(part)
+            )
 
     def read_events(self, run_id: str, after: int) -> tuple[str, list[tuple[int, dict[str, Any]]]]:
         """The run's status, then its events numbered after ``after``, in order (the status is
@@ -172,8 +173,8 @@ class SharedSQL:
         """The runs ``owner`` drives that someone asked to cancel."""
         with self._lock:
             return [r[0] for r in self._execute(
-                "SELECT c.run_id FROM minloop_cancels c JOIN minloop_runs r ON r.run_id = c.run_id WHERE r.owner = ?",
-                (owner,)).fetchall()]  # fmt: skip
+                "SELECT run_id FROM minloop_cancels c WHERE EXISTS (SELECT 1 FROM minloop_runs r "
+                "WHERE r.run_id = c.run_id AND r.owner = ?)", (owner,)).fetchall()]  # fmt: skip
 
     def cancel_paused(self, run_id: str, seen: int, result: dict[str, Any], event: dict[str, Any],
                       kept_for: float) -> None:  # fmt: skip
@@ -192,7 +193,9 @@ class SharedSQL:
                 (run_id, last + 1, last + 1, _dumps([event])),
             )
             self._execute("DELETE FROM minloop_calls WHERE run_id = ? AND phase = 'pending'", (run_id,))
-            self._end(run_id, None, "cancelled", result, time.time(), kept_for)
+            now = time.time()
+            self._execute(FINISH.replace(" AND owner = ?", ""), ("cancelled", _dumps(result), now, run_id))
+            self._ended([run_id], [run_id], now + kept_for)
 
     def release(self, owner: str) -> None:
         """End the leases of the runs ``owner`` drives, for another process to take them now."""
