@@ -19,7 +19,7 @@ from contextlib import asynccontextmanager
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -29,7 +29,8 @@ from ..runs.shared import KEPT_FOR
 from ..standard import Loop
 from .bodies import BadRequest, DecisionBody, ResumeBody, StartBody, bearer, read_body
 from .chat import chat_completions
-from .journal import follow
+from .events import EventStream
+from .journal import TERMINAL, follow
 from .runs import Runs
 
 __all__ = ["create_app"]
@@ -135,12 +136,7 @@ async def _events(request: Request, runs: Runs, token: str | None) -> Response:
 
 
 def _stream(runs: Runs, run_id: str, after: int, headers: dict[str, str] | None = None) -> Response:
-    async def lines() -> AsyncIterator[str]:
-        async for batch in follow(runs.journal, run_id, after):  # one write for what is there
-            yield "".join(f"id: {n}\nevent: {kind}\ndata: {text}\n\n" for n, kind, text in batch)
-
-    headers = {"Cache-Control": "no-store", **(headers or {})}
-    return StreamingResponse(lines(), media_type="text/event-stream", headers=headers)
+    return EventStream(follow(runs.journal, run_id, after), TERMINAL, headers or {})
 
 
 async def _decide(request: Request, runs: Runs, token: str | None, approve: bool) -> Response:

@@ -18,13 +18,13 @@ import json
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..runs.records import EventBatch, SharedRunStore
 
-__all__ = ["AHEAD", "Journal", "Log", "follow"]
+__all__ = ["AHEAD", "TERMINAL", "Journal", "Log", "follow"]
 
 FLUSH = 0.05  # seconds new events may wait before they are written
 KEEP = 2000  # events of one run kept in memory while it goes
@@ -260,7 +260,9 @@ def _trim(log: Log, keep: int) -> None:
         log.shown -= drop
 
 
-async def follow(journal: Journal, run_id: str, after: int) -> AsyncIterator[list[tuple[int, str, str]]]:
+async def follow(
+    journal: Journal, run_id: str, after: int
+) -> AsyncGenerator[list[tuple[int, str, str]], None]:
     """The run's events numbered after ``after``, in batches of (number, type, JSON), up to its
     next ``RunEnd``: from memory while this worker drives the run, else from the store (read
     again and again while the run is running elsewhere)."""
