@@ -395,3 +395,37 @@ def test_a_tool_result_cannot_add_tools_or_change_the_loops_policy() -> None:
         "call_2_2",
     ]
     assert [r.error for r in result.steps[1].results] == ["ERR_TOOL_DENIED", "ERR_TOOL_UNKNOWN"]
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"type": "ToolCallFinished", "call": {"name": "login", "arguments": '{"password": "hunter2"}'}},
+        {"type": "StepEnd", "record": {"message": {"content": '{"outer": "{\\"API_KEY\\" : \\"x\\"}"}'}}},
+        {"headers": {"Authorization": "Basic abc"}},
+        {"type": "ToolResult", "content": '{"token"\n\t: "x"}'},
+        {"type": "TextDelta", "text": "use sk-abcdefghijklmnop"},
+        {"type": "TextDelta", "text": "Bearer abc.def"},
+        {"type": "TextDelta", "text": "\\u0074oken"},
+    ],
+)
+def test_a_json_document_with_anything_secret_is_not_clean(value: Any) -> None:
+    from minloop.redact import Redactor
+
+    redactor = Redactor()
+    text = json.dumps(value, ensure_ascii=False)
+    assert not redactor.is_clean_json(text)
+    assert redactor(value) != value or "\\u" in text
+
+
+def test_a_json_document_whose_keys_only_look_secret_is_clean_and_redacts_to_itself() -> None:
+    from minloop.redact import Redactor
+
+    redactor = Redactor()
+    value = {
+        "type": "RunEnd",
+        "result": {"usage": {"prompt_tokens": 3, "completion_tokens": 4, "total_tokens": 7}, "x_token": "a",
+                   "messages": [{"role": "tool", "content": '{"tokens": 2, "kind": "token"}'}]},
+    }  # fmt: skip
+    assert redactor.is_clean_json(json.dumps(value, ensure_ascii=False)) and redactor(value) == value
+    assert not redactor.is_clean(json.dumps(value))  # the plain check stops at "prompt_tokens"

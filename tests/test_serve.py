@@ -73,6 +73,31 @@ def test_a_run_started_over_http_streams_the_typed_events_and_ends_with_its_resu
         assert state["result"]["final_message"] == end["final_message"] and state["pending"] == []
 
 
+def test_a_run_started_with_accept_event_stream_answers_with_its_events(server: tuple[str, Path]) -> None:
+    with httpx.Client(base_url=server[0]) as client:
+        headers = {"Accept": "text/event-stream"}
+        with client.stream("POST", "/runs", json={"prompt": "add 7 8"}, headers=headers) as response:
+            assert response.status_code == 200, response.read()
+            location = response.headers["location"]
+            lines = list(response.iter_lines())
+        run_id = location.rsplit("/", 1)[-1]
+        assert location == f"/runs/{run_id}"
+        events = [json.loads(line[6:]) for line in lines if line.startswith("data: ")]
+        assert [e for _, e in events_of(client, run_id)] == events
+        assert events[-1]["type"] == "RunEnd" and events[-1]["result"]["final_message"]["content"].startswith(
+            'done: {"result": 15'
+        )
+
+
+def test_a_runs_events_hold_only_what_the_redactor_leaves(server: tuple[str, Path]) -> None:
+    secret = "sk-" + "a1b2c3d4" * 3
+    with httpx.Client(base_url=server[0]) as client:
+        run_id = client.post("/runs", json={"prompt": f"say {secret}"}).json()["run_id"]
+        events = events_of(client, run_id)
+    text = "".join(e["text"] for _, e in events if e["type"] == "TextDelta")
+    assert text == "echo: say [REDACTED]" and secret not in json.dumps(events)
+
+
 def test_a_client_that_drops_and_reconnects_sees_every_event_exactly_once(server: tuple[str, Path]) -> None:
     with httpx.Client(base_url=server[0]) as client:
         run_id = client.post("/runs", json={"prompt": "slow 0.3"}).json()["run_id"]
@@ -120,7 +145,31 @@ def test_a_going_run_is_cancelled_over_http(server: tuple[str, Path]) -> None:
         time.sleep(0.2)
         assert client.post(f"/runs/{run_id}/cancel").status_code == 202
         assert wait_for(client, run_id, "cancelled")["status"] == "cancelled"
+        end = events_of(client, run_id)[-1][1]
+        assert end["type"] == "RunEnd" and end["result"]["status"] == "cancelled"
         assert client.post(f"/runs/{run_id}/cancel").status_code == 409
+
+
+def test_a_paused_run_is_cancelled_and_its_stream_ends_with_that(server: tuple[str, Path]) -> None:
+    deleted = server[1] / "delete"
+    ran = deleted.read_text() if deleted.exists() else ""
+    with httpx.Client(base_url=server[0]) as client:
+        run_id = client.post("/runs", json={"prompt": "delete d.txt"}).json()["run_id"]
+        call_id = wait_for(client, run_id, "paused")["pending"][0]["call_id"]
+        paused = events_of(client, run_id)
+        answer = client.post(f"/runs/{run_id}/cancel")
+        assert answer.status_code == 202 and answer.json() == {"run_id": run_id, "status": "cancelled"}
+        state = client.get(f"/runs/{run_id}").json()
+        after = events_of(client, run_id, last=paused[-1][0])
+        late = client.post(f"/runs/{run_id}/calls/{call_id}/approve")
+    assert paused[-1][1]["result"]["status"] == "paused"
+    assert (state["status"], state["pending"], state["result"]["status"]) == ("cancelled", [], "cancelled")
+    assert state["result"]["messages"] == paused[-1][1]["result"]["messages"]
+    assert [(n, e["type"], e["result"]["status"]) for n, e in after] == [
+        (paused[-1][0] + 1, "RunEnd", "cancelled")
+    ]
+    assert late.status_code == 409 and "has ended (cancelled)" in late.json()["error"]["message"]
+    assert (deleted.read_text() if deleted.exists() else "") == ran  # the call never ran
 
 
 @pytest.mark.parametrize(
@@ -237,3 +286,51 @@ def test_the_a2a_client_reads_the_card_and_a_paused_run_is_input_required_until_
 def state_of(responses: list[Any]) -> Any:
     last = responses[-1]
     return last.status_update.status.state if last.HasField("status_update") else last.task.status.state
+
+
+def test_an_a2a_task_is_visible_only_to_the_token_that_started_it(tmp_path: Path) -> None:
+    import asyncio
+
+    from a2a.client import A2ACardResolver, ClientConfig, create_client
+    from a2a.helpers.proto_helpers import new_text_message
+    from a2a.types import GetTaskRequest, ListTasksRequest, Role, SendMessageRequest, TaskState
+    from a2a.utils.errors import A2AError
+
+    async def talk(base: str) -> list[Any]:
+        alpha = httpx.AsyncClient(headers={"Authorization": "Bearer alpha"})
+        beta = httpx.AsyncClient(headers={"Authorization": "Bearer beta"})
+        async with alpha, beta:
+            card = await A2ACardResolver(alpha, base).get_agent_card()
+            as_alpha = await create_client(card, ClientConfig(httpx_client=alpha))
+            as_beta = await create_client(card, ClientConfig(httpx_client=beta))
+            start = SendMessageRequest(message=new_text_message("delete e.txt", role=Role.ROLE_USER))
+            answers = [r async for r in as_alpha.send_message(start)]
+            task = answers[0].task
+            seen = await as_alpha.get_task(GetTaskRequest(id=task.id))
+            refused = []
+            for attempt in (
+                as_beta.get_task(GetTaskRequest(id=task.id)),
+                _drain(as_beta.send_message(SendMessageRequest(message=new_text_message(
+                    "yes", role=Role.ROLE_USER, task_id=task.id, context_id=task.context_id)))),
+            ):  # fmt: skip
+                try:
+                    await attempt
+                    refused.append(None)
+                except A2AError as exc:
+                    refused.append(str(exc))
+            listed = [
+                [t.id for t in (await c.list_tasks(ListTasksRequest())).tasks] for c in (as_alpha, as_beta)
+            ]
+            return [task, seen, refused, listed]
+
+    with served(str(tmp_path / "runs.db"), "--token", "alpha", "--token", "beta") as (base, _):
+        task, seen, refused, listed = asyncio.run(talk(base))
+    assert seen.id == task.id and seen.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+    assert all(r is not None and "not found" in r.lower() for r in refused), refused
+    assert listed == [[task.id], []]
+    assert not (tmp_path / "delete").exists()
+
+
+async def _drain(responses: Any) -> None:
+    async for _ in responses:
+        pass

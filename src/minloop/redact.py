@@ -54,10 +54,22 @@ class Redactor:
         # Searching the lower-cased text is ten times faster than a case-insensitive pattern.
         search = re.compile("|".join(hints)).search
         self._suspect = lambda text: search(text.lower())
+        # In a JSON document a key is a quoted name before a colon; in JSON held in strings the
+        # quotes are escaped and so is the white space between name and colon (``\\n``).
+        keys = "|".join(re.escape(k) for k in sorted(self.keys))
+        key = rf'\\*"(?:{keys})\\*"(?:\s|\\+[nrt])*:'
+        in_json = re.compile("|".join([key, *hints[len(self.keys) :]])).search
+        self._suspect_json = lambda text: in_json(text.lower())
 
     def is_clean(self, text: str) -> bool:
         """True when ``text`` holds nothing this redactor would change (a quick check)."""
         return self._suspect(text) is None
+
+    def is_clean_json(self, text: str) -> bool:
+        """True when the JSON document ``text`` holds nothing this redactor would change: no
+        secret-looking key at any depth (in JSON held in its strings too) and nothing that looks
+        like a key or a token. Unlike ``is_clean``, a key such as ``prompt_tokens`` does not count."""
+        return self._suspect_json(text) is None
 
     def __call__(self, value: Any) -> Any:
         if isinstance(value, dict):

@@ -15,6 +15,7 @@ from ..standard import Loop
 from .view import err
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+GRACE = 5  # seconds a stopped server lets requests finish
 
 
 def serve_command(
@@ -31,6 +32,7 @@ def serve_command(
     port: Annotated[int, typer.Option(min=0, max=65535, help="Port to bind.")] = 8000,
     url: Annotated[str | None, typer.Option(help="Where clients reach this server (for the A2A agent card).")] = None,
     token: Annotated[list[str] | None, typer.Option(envvar="MINLOOP_TOKEN", help="Bearer token a request must carry (repeat it for several clients; or MINLOOP_TOKEN, space-separated); each sees only its own runs.")] = None,
+    lease_scan: Annotated[float, typer.Option(min=0, help="Seconds between looks for runs whose worker stopped, to resume them (0: never).")] = 5.0,
 ) -> None:  # fmt: skip
     """Serve one loop over HTTP: runs with events, approvals and resume, and /v1/chat/completions."""
     try:
@@ -49,11 +51,15 @@ def serve_command(
         served = _load(loop) if loop else Loop(build_model(model, base_url=base_url, api_key_env=api_key_env),
                                                build_tools([*(["builtins"] if builtin else []), *(tools or [])], root),
                                                max_steps)  # fmt: skip
-        app = create_app(served, open_store(store), token=token, url=url or f"http://{host}:{port}")
+        app = create_app(served, open_store(store), token=token, url=url or f"http://{host}:{port}",
+                         lease_scan=lease_scan or None)  # fmt: skip
     except (MinloopError, OSError) as exc:
         err.print(f"[bold red]error:[/] {exc}", soft_wrap=True)
         raise typer.Exit(2) from None
-    uvicorn.run(app, host=host, port=port, log_level=os.environ.get("MINLOOP_LOG_LEVEL", "warning"))
+    level = os.environ.get("MINLOOP_LOG_LEVEL", "warning")
+    # Stopped, it lets requests finish for a few seconds, then closes event streams (their clients
+    # reconnect elsewhere) and leaves its runs to the other workers.
+    uvicorn.run(app, host=host, port=port, log_level=level, timeout_graceful_shutdown=GRACE)
 
 
 def _load(spec: str) -> Loop:

@@ -66,9 +66,12 @@ class _Run:
 class Durable(Layer):
     """Writes each run to ``store``; decides approvals (``approve``, sync or async, returning
     ``True``, ``False``, or ``None`` for no decision: the run pauses). ``tools`` is the
-    fingerprint of the loop's tools (name to schema digest), checked when a run is resumed."""
+    fingerprint of the loop's tools (name to schema digest), checked when a run is resumed.
+    ``finish``, when set, writes a run's end instead of ``store.finish`` (a server writes it
+    together with the run's last events)."""
 
     approves: ClassVar[bool] = True
+    finish: Callable[[str, str, str, dict[str, Any]], None] | None = None
 
     def __init__(self, store: RunStore, tools: dict[str, str], *, approve: Approver | None = None,
                  redact: Callable[[Any], Any] | None = None, lease: float = 30.0,
@@ -217,7 +220,8 @@ class Durable(Layer):
         result = replace(result, pending=tuple(r.pending))
         if not r.lost:
             try:
-                self.store.finish(run.trace_id, r.owner, result.status, self.redact_(result.to_dict()))
+                finish = self.finish or self.store.finish
+                finish(run.trace_id, r.owner, result.status, self.redact_(result.to_dict()))
             except RunConflictError:
                 r.lost = True
         return result

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from .records import RunStore
+from .records import SharedRunStore
 
 __all__ = ["open_store"]
 
 
-def open_store(where: str | None = None) -> RunStore:
+def open_store(where: str | None = None) -> SharedRunStore:
     """``postgresql://`` or ``postgres://`` addresses open a ``PostgresRunStore``; anything else
     is a SQLite file (``None``: ``runs.db`` beside the trace database)."""
     if where and where.startswith(("postgresql://", "postgres://")):

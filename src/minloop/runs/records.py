@@ -13,7 +13,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeAlias
 
-__all__ = ["CallRecord", "PendingCall", "Phase", "RunRow", "RunStore", "StoredRun", "Verdict"]
+__all__ = [
+    "CallRecord",
+    "EventBatch",
+    "PendingCall",
+    "Phase",
+    "RunRow",
+    "RunStore",
+    "SharedRunStore",
+    "StoredRun",
+    "Verdict",
+]
 
 SCHEMA_VERSION = 1
 Phase: TypeAlias = Literal["pending", "decided", "started", "finished"]
@@ -99,6 +109,20 @@ class StoredRun:
         return [c.pending() for c in self.calls if c.phase == "pending"]
 
 
+@dataclass(frozen=True, slots=True)
+class EventBatch:
+    """Events of one run for the store (each a JSON document), numbered from ``first``, written
+    by the ``owner`` that drives the run (whose lease then lasts until ``lease_until``). ``end``:
+    the run's status and result, written with them when the run ended or paused."""
+
+    run_id: str
+    owner: str
+    lease_until: float
+    first: int
+    events: Sequence[str]
+    end: tuple[str, dict[str, Any]] | None = None
+
+
 class RunStore(Protocol):
     """Where runs live between processes. Every write names the ``owner`` that drives the run;
     a write by anyone else raises ``RunConflictError`` and changes nothing."""
@@ -130,3 +154,29 @@ class RunStore(Protocol):
     def runs(self, limit: int = 100, tag: str | None = None) -> list[RunRow]: ...
 
     def close(self) -> None: ...
+
+
+class SharedRunStore(RunStore, Protocol):
+    """What workers serving the same runs need of a store beyond ``RunStore``: the events of
+    runs, requests to cancel them, and the runs nobody drives any more."""
+
+    def row(self, run_id: str) -> RunRow: ...
+
+    def write_events(self, batches: Sequence[EventBatch], kept_for: float) -> list[str]: ...
+
+    def read_events(self, run_id: str, after: int) -> tuple[str, list[tuple[int, dict[str, Any]]]]: ...
+
+    def last_event(self, run_id: str) -> int: ...
+
+    def forget_events(self, now: float, kept_for: float = ...) -> int: ...
+
+    def request_cancel(self, run_id: str) -> None: ...
+
+    def cancels(self, owner: str) -> list[str]: ...
+
+    def cancel_paused(self, run_id: str, seen: int, result: dict[str, Any], event: dict[str, Any],
+                      kept_for: float) -> None: ...  # fmt: skip
+
+    def release(self, owner: str) -> None: ...
+
+    def running(self, limit: int = 100) -> list[RunRow]: ...

@@ -23,6 +23,7 @@ from typing import Any
 from ..exceptions import RunConflictError, RunCorruptError, RunNotFoundError
 from .owner import owner_alive
 from .records import ENDED, SCHEMA_VERSION, CallRecord, RunRow, StoredRun, Verdict
+from .shared import SharedSQL, shared_tables
 
 __all__ = ["SQLRunStore"]
 
@@ -46,6 +47,7 @@ def tables(real: str) -> list[str]:
             arguments TEXT NOT NULL, phase TEXT NOT NULL, verdict TEXT, outcome TEXT, why TEXT,
             PRIMARY KEY (run_id, step, call_id))""",
         "CREATE INDEX IF NOT EXISTS minloop_runs_by_update ON minloop_runs (updated)",
+        *shared_tables(real),
     ]
 
 
@@ -53,7 +55,7 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
-class SQLRunStore:
+class SQLRunStore(SharedSQL):
     """A run store over one DB-API connection. ``execute(sql, params)`` runs one statement (with
     ``?`` placeholders) and returns its cursor; ``transaction()`` groups statements. Safe to
     share between threads and tasks of one process."""

@@ -4,24 +4,29 @@
 A message starts a run and its task follows the run's status: working, then completed (the
 answer as an artifact), failed, or input-required when the run paused for an approval; the next
 message on that task is the decision ("yes"/"是" approves, anything else denies) and resumes it.
+A task, like a run, belongs to the token that sent its first message: the SDK's task store
+keeps each caller's tasks apart, and another token finds no such task.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from a2a.auth.user import User
 from a2a.helpers.proto_helpers import new_task_from_user_message, new_text_part
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
-from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
+from a2a.server.routes import DefaultServerCallContextBuilder, create_agent_card_routes, create_jsonrpc_routes
 from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
 from a2a.types import AgentCapabilities, AgentCard, AgentInterface, AgentSkill
 
 from ..result import RunResult
+from .bodies import bearer
 from .runs import tag_of
 
 if TYPE_CHECKING:
+    from starlette.requests import Request
     from starlette.routing import Route
 
     from .runs import Runs
@@ -29,6 +34,26 @@ if TYPE_CHECKING:
 __all__ = ["a2a_routes"]
 
 YES = ("yes", "y", "approve", "ok", "是", "好", "同意", "批准")
+
+
+class Caller(User):
+    """Who sent an A2A request, as the task store scopes tasks: the tag of its token."""
+
+    def __init__(self, tag: str) -> None:
+        self.tag = tag
+
+    @property
+    def is_authenticated(self) -> bool:
+        return True
+
+    @property
+    def user_name(self) -> str:
+        return self.tag
+
+
+class ByToken(DefaultServerCallContextBuilder):
+    def build_user(self, request: Request) -> User:
+        return Caller(tag_of(bearer(request)))
 
 
 class LoopExecutor(AgentExecutor):
@@ -44,7 +69,7 @@ class LoopExecutor(AgentExecutor):
             await event_queue.enqueue_event(new_task_from_user_message(context.message))
         updater = TaskUpdater(event_queue, context.task_id, context.context_id)
         await updater.start_work()
-        loop = self.runs[0].loop_for(tag_of(None))
+        loop = self.runs[0].loop_for(context.call_context.user.user_name)
         text = context.get_user_input()
         run_id = self.paused.pop(context.task_id, None)
         if run_id is None:
@@ -92,4 +117,4 @@ def a2a_routes(runs: list[Runs], url: str, name: str = "minloop", description: s
     """The agent card and the JSON-RPC endpoint for the served loop, reachable at ``url``."""
     card = agent_card(url, name, description or "An agent loop with tools, served by minloop.")
     handler: Any = DefaultRequestHandler(LoopExecutor(runs), InMemoryTaskStore(), card)
-    return [*create_agent_card_routes(card), *create_jsonrpc_routes(handler, "/a2a")]
+    return [*create_agent_card_routes(card), *create_jsonrpc_routes(handler, "/a2a", ByToken())]

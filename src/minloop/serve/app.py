@@ -1,33 +1,36 @@
 """The ASGI app: ``create_app(loop, store, token=...)`` (Starlette; run it with uvicorn).
 
-``POST /runs`` {"prompt"} starts a run and answers its id at once; ``GET /runs/{id}`` its
+``POST /runs`` {"prompt"} starts a run and answers its id at once (with ``Accept:
+text/event-stream``, its events instead, its address in ``Location``); ``GET /runs/{id}`` its
 status, pending calls and result; ``GET /runs/{id}/events`` its events as server-sent events
 (``Last-Event-ID`` resumes after the last one seen); ``GET /runs/{id}/pending``;
 ``POST /runs/{id}/calls/{call_id}/approve`` or ``/deny`` (a decision, then the run goes on);
 ``POST /runs/{id}/resume``; ``POST /runs/{id}/cancel``; ``POST /v1/chat/completions``.
 With tokens every request needs ``Authorization: Bearer TOKEN``, and sees only the runs
-started with its own token.
+started with its own token. Any worker sharing the store answers any of these for any run.
 """
 
 from __future__ import annotations
 
 import hmac
-import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..exceptions import RunConflictError, RunError, RunMismatchError, RunNotFoundError
-from ..runs.records import RunStore, Verdict
+from ..runs.records import SharedRunStore, Verdict
+from ..runs.shared import KEPT_FOR
 from ..standard import Loop
-from .bodies import BadRequest, DecisionBody, ResumeBody, StartBody, read_body
+from .bodies import BadRequest, DecisionBody, ResumeBody, StartBody, bearer, read_body
 from .chat import chat_completions
+from .events import EventStream
+from .journal import TERMINAL, follow
 from .runs import Runs
 
 __all__ = ["create_app"]
@@ -35,24 +38,28 @@ __all__ = ["create_app"]
 Handler = Callable[[Request, Runs, str | None], Awaitable[Response]]
 
 
-def create_app(loop: Loop, store: RunStore, *, token: str | Sequence[str] | None = None,
-               url: str = "http://127.0.0.1:8000") -> Starlette:  # fmt: skip
+def create_app(loop: Loop, store: SharedRunStore, *, token: str | Sequence[str] | None = None,
+               url: str = "http://127.0.0.1:8000", lease_scan: float | None = 5.0,
+               kept_for: float = KEPT_FOR) -> Starlette:  # fmt: skip
     """An ASGI app serving ``loop``; its runs live in ``store`` (any worker sharing it serves them).
     ``token``: the bearer token (or tokens) a request must carry; each sees only its own runs.
-    ``url``: where clients reach the server (the A2A agent card names it)."""
+    ``url``: where clients reach the server (the A2A agent card names it). ``lease_scan``:
+    seconds between looks for runs whose worker stopped, to resume them (``None``: never).
+    ``kept_for``: seconds the events of an ended run are kept in the store."""
     tokens = [token] if isinstance(token, str) else list(token or ())
     runs_: list[Runs] = []
 
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
-        runs_.append(Runs(loop, store))
+        runs_.append(Runs(loop, store, lease_scan=lease_scan, kept_for=kept_for))
+        runs_[0].begin()
         yield
         await runs_[0].close()
 
     def route(path: str, handler: Handler, method: str) -> Route:
         async def endpoint(request: Request) -> Response:
             try:
-                given = _bearer(request)
+                given = bearer(request)
                 if tokens and not any(hmac.compare_digest(given or "", t) for t in tokens):
                     raise BadRequest(401, "this server needs 'Authorization: Bearer <token>'")
                 return await handler(request, runs_[0], given)
@@ -92,16 +99,11 @@ class _Guard:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if self.tokens and scope["type"] == "http" and scope["path"].startswith("/a2a"):
-            given = _bearer(Request(scope))
+            given = bearer(Request(scope))
             if not any(hmac.compare_digest(given or "", t) for t in self.tokens):
                 await _error(401, "this server needs 'Authorization: Bearer <token>'")(scope, receive, send)
                 return
         await self.app(scope, receive, send)
-
-
-def _bearer(request: Request) -> str | None:
-    scheme, _, value = request.headers.get("authorization", "").partition(" ")
-    return value.strip() if scheme.lower() == "bearer" and value.strip() else None
 
 
 def _error(status: int, message: str) -> JSONResponse:
@@ -111,6 +113,8 @@ def _error(status: int, message: str) -> JSONResponse:
 async def _start(request: Request, runs: Runs, token: str | None) -> Response:
     body = await read_body(request, StartBody)
     run_id = runs.start(body.prompt, token)
+    if "text/event-stream" in request.headers.get("accept", ""):  # its events in this response
+        return _stream(runs, run_id, 0, {"Location": f"/runs/{run_id}"})
     return JSONResponse({"run_id": run_id, "status": "running"}, status_code=202)
 
 
@@ -127,17 +131,12 @@ async def _events(request: Request, runs: Runs, token: str | None) -> Response:
     last = request.headers.get("last-event-id", "0")
     if not last.isdigit():
         raise BadRequest(400, "Last-Event-ID must be the number of an event this stream sent")
-    events = runs.follow(run_id, token, int(last))
-    first = await anext(events, None)  # errors (unknown run, another worker's) answer as JSON
+    runs.check(run_id, token)  # an unknown run answers as JSON, before the stream starts
+    return _stream(runs, run_id, int(last))
 
-    async def lines() -> AsyncIterator[str]:
-        item = first
-        while item is not None:
-            number, event = item
-            yield f"id: {number}\nevent: {event['type']}\ndata: {json.dumps(event, ensure_ascii=False)}\n\n"
-            item = await anext(events, None)
 
-    return StreamingResponse(lines(), media_type="text/event-stream", headers={"Cache-Control": "no-store"})
+def _stream(runs: Runs, run_id: str, after: int, headers: dict[str, str] | None = None) -> Response:
+    return EventStream(follow(runs.journal, run_id, after), TERMINAL, headers or {})
 
 
 async def _decide(request: Request, runs: Runs, token: str | None, approve: bool) -> Response:
@@ -163,5 +162,5 @@ async def _resume(request: Request, runs: Runs, token: str | None) -> Response:
 
 
 async def _cancel(request: Request, runs: Runs, token: str | None) -> Response:
-    runs.cancel(request.path_params["run_id"], token)
-    return JSONResponse({"run_id": request.path_params["run_id"], "status": "cancelling"}, status_code=202)
+    status = runs.cancel(request.path_params["run_id"], token)
+    return JSONResponse({"run_id": request.path_params["run_id"], "status": status}, status_code=202)

@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.requests import Request
 
-__all__ = ["BadRequest", "ChatBody", "DecisionBody", "ResumeBody", "StartBody", "read_body"]
+__all__ = ["BadRequest", "ChatBody", "DecisionBody", "ResumeBody", "StartBody", "bearer", "read_body"]
 
 MAX_BODY = 1_000_000  # bytes
 MAX_PROMPT = 100_000  # characters
@@ -54,6 +54,12 @@ class ChatBody(BaseModel):
     model: str = "minloop"
     messages: list[ChatMessage] = Field(min_length=1)
     stream: bool = False
+
+
+def bearer(request: Request) -> str | None:
+    """The token of ``Authorization: Bearer TOKEN``, if the request carries one."""
+    scheme, _, value = request.headers.get("authorization", "").partition(" ")
+    return value.strip() if scheme.lower() == "bearer" and value.strip() else None
 
 
 async def read_body(request: Request, kind: type[Body], limit: int = MAX_BODY) -> Body:
