@@ -12,7 +12,7 @@ begin with JSON, and the median seconds per run. Then the false calls of the rea
 replies of ``text_calls_set.NOT_CALLS``.
 
     python benchmarks/text_calls.py [--models qwen2.5-coder-0.5b,qwen2.5-coder-1.5b] [--limit N]
-        [--arms read] [--show]
+        [--arms read "read, no cache"] [--show]
 """
 
 from __future__ import annotations
@@ -167,7 +167,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default="qwen2.5-coder-0.5b,qwen2.5-coder-1.5b")
     parser.add_argument("--limit", type=int, default=len(REQUESTS))
-    parser.add_argument("--arms", default=",".join(ARMS), help="the ways to run, by label, comma-separated")
+    parser.add_argument("--arms", nargs="+", choices=list(ARMS), default=list(ARMS), help="the ways to run")
     parser.add_argument("--show", action="store_true", help="print each request answered wrong")
     args = parser.parse_args()
     requests = REQUESTS[: args.limit]
@@ -178,7 +178,7 @@ def main() -> None:
     for name in args.models.split(","):
         url, process = serve(name)
         try:
-            for arm in args.arms.split(","):
+            for arm in args.arms:
                 s = score(url, arm, requests, args.show)
                 print(f"{name:<22}{arm:<16}{s['ran']:>9}{s['right']:>7}{s['json']:>12}{s['median_s']:>10.1f}")
         finally:
