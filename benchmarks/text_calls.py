@@ -5,14 +5,15 @@ bundled GGUF on 127.0.0.1, and runs each request of a set of 20 (half Chinese, f
 different shapes) through ``OpenAIModel`` four ways: without reading text calls
 (``Loop(text_calls=False)``, the behaviour before); reading them but sending a call with tools
 off with the tools and ``tool_choice: "none"`` (``OpenAIModel(tools_off="tool_choice")``); as
-minloop does by default, with llama.cpp's prompt cache on (its default); and the same with the
-cache off (each request evaluated whole, so an answer depends on its own transcript only).
+minloop does by default; and the same on a new server for each request (llama.cpp's server
+carries state from one request to the next: the 1.5B model answered "Add 2.5 and 4.25." right
+on a new server and with the weather in New York after two weather requests).
 Prints, side by side: requests whose tool ran, answers holding the right value, answers that
 begin with JSON, and the median seconds per run. Then the false calls of the reader on the
 replies of ``text_calls_set.NOT_CALLS``.
 
     python benchmarks/text_calls.py [--models qwen2.5-coder-0.5b,qwen2.5-coder-1.5b] [--limit N]
-        [--arms read "read, no cache"] [--show]
+        [--arms read "read, new server"] [--show]
 """
 
 from __future__ import annotations
@@ -128,29 +129,36 @@ def serve(model: str) -> tuple[str, subprocess.Popen[str]]:
     return f"{address}/v1", process
 
 
-ARMS = {  # label: (text calls read, how a call with tools off is sent, the server's prompt cache)
-    "off (before)": (False, "omit", True),
-    "read, tools on": (True, "tool_choice", True),
-    "read": (True, "omit", True),
-    "read, no cache": (True, "omit", False),
+ARMS = {  # label: (text calls read, how a call with tools off is sent, a new server per request)
+    "off (before)": (False, "omit", False),
+    "read, tools on": (True, "tool_choice", False),
+    "read": (True, "omit", False),
+    "read, new server": (True, "omit", True),
 }
 
 
-def score(url: str, arm: str, requests: list[tuple[str, str, Any]], show: bool = False) -> dict[str, Any]:
-    text_calls, tools_off, cache = ARMS[arm]
-    model = OpenAIModel(
-        "local",
-        base_url=url,
-        api_key="none",
-        extra_body={"max_tokens": 200, "temperature": 0, "cache_prompt": cache},
-        tools_off=tools_off,  # type: ignore[arg-type]
-    )
+def client(url: str, tools_off: str) -> OpenAIModel:
+    extra = {"max_tokens": 200, "temperature": 0}
+    return OpenAIModel("local", base_url=url, api_key="none", extra_body=extra, tools_off=tools_off)  # type: ignore[arg-type]
+
+
+def score(
+    server: tuple[str, str], arm: str, requests: list[tuple[str, str, Any]], show: bool = False
+) -> dict[str, Any]:
+    """Runs ``requests`` one way on the running server (address, model name), or on a new one each."""
+    text_calls, tools_off, fresh = ARMS[arm]
     ran = right = as_json = 0
     seconds = []
     for prompt, name, value in requests:
-        started = time.perf_counter()
-        result = Loop(model, TOOLS, max_steps=4, text_calls=text_calls).run_sync(prompt)
-        seconds.append(time.perf_counter() - started)
+        url, process = serve(server[1]) if fresh else (server[0], None)
+        try:
+            started = time.perf_counter()
+            result = Loop(client(url, tools_off), TOOLS, max_steps=4, text_calls=text_calls).run_sync(prompt)
+            seconds.append(time.perf_counter() - started)
+        finally:
+            if process is not None:
+                process.kill()
+                process.wait(10)
         output = result.output or ""
         called = [c.name for s in result.steps for c in s.tool_calls]
         good = any(v.lower() in output.lower() for v in ((value,) if isinstance(value, str) else value))
@@ -179,7 +187,7 @@ def main() -> None:
         url, process = serve(name)
         try:
             for arm in args.arms:
-                s = score(url, arm, requests, args.show)
+                s = score((url, name), arm, requests, args.show)
                 print(f"{name:<22}{arm:<16}{s['ran']:>9}{s['right']:>7}{s['json']:>12}{s['median_s']:>10.1f}")
         finally:
             process.kill()
