@@ -196,10 +196,19 @@ def test_the_quickstart_question_is_answered_from_the_listing(local: LocalModel,
 @pytest.mark.local_model
 @pytest.mark.parametrize(
     "prompt",
-    ["How many Python files are in this folder and which is the largest?", "这个文件夹里有多少个 Python 文件？哪个最大？"],
+    [
+        "How many Python files are in this folder and which is the largest?",
+        "这个文件夹里有多少个 Python 文件？哪个最大？",
+    ],
 )
-def test_the_largest_file_is_told_when_the_next_one_is_close(local: LocalModel, tmp_path: Path, prompt: str) -> None:
-    sizes = {"pkg/models/local/engine.py": 22702, "benchmarks/overhead.py": 22682, "tests/test_evidence.py": 19739}
+def test_the_largest_file_is_told_when_the_next_one_is_close(
+    local: LocalModel, tmp_path: Path, prompt: str
+) -> None:
+    sizes = {
+        "pkg/models/local/engine.py": 22702,
+        "benchmarks/overhead.py": 22682,
+        "tests/test_evidence.py": 19739,
+    }
     sizes |= {f"pkg/part{n}.py": 9000 - 500 * n for n in range(12)}
     for name, size in sizes.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
