@@ -32,7 +32,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.serving import free_port
 from text_calls_set import NOT_CALLS
 
-from minloop import Loop, tool
+from minloop import Controls, Loop, tool
+from minloop.models.local.evidence import EvidenceCheck
 from minloop.models.openai import OpenAIModel
 from minloop.textcalls import read_calls, written_call
 
@@ -134,6 +135,7 @@ ARMS = {  # label: (text calls read, how a call with tools off is sent, a new se
     "read, tools on": (True, "tool_choice", False),
     "read": (True, "omit", False),
     "read, new server": (True, "omit", True),
+    "read, evidence": (True, "omit", False),  # answers held to the tool results (EvidenceCheck)
 }
 
 
@@ -153,7 +155,9 @@ def score(
         url, process = serve(server[1]) if fresh else (server[0], None)
         try:
             started = time.perf_counter()
-            result = Loop(client(url, tools_off), TOOLS, max_steps=4, text_calls=text_calls).run_sync(prompt)
+            controls = Controls(answer_check=EvidenceCheck()) if arm == "read, evidence" else Controls()
+            loop = Loop(client(url, tools_off), TOOLS, max_steps=4, text_calls=text_calls, controls=controls)
+            result = loop.run_sync(prompt)
             seconds.append(time.perf_counter() - started)
         finally:
             if process is not None:
