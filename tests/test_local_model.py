@@ -199,6 +199,7 @@ def test_the_quickstart_question_is_answered_from_the_listing(local: LocalModel,
     [
         "How many Python files are in this folder and which is the largest?",
         "这个文件夹里有多少个 Python 文件？哪个最大？",
+        "Which Python file here is the biggest, and how many are there?",  # declined before insisting
     ],
 )
 def test_the_largest_file_is_told_when_the_next_one_is_close(

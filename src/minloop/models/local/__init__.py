@@ -187,7 +187,8 @@ class LocalModel(Loaded):
         if note is not None and not is_note(request.messages[-1]):  # two results: the answer now
             messages = [*request.messages, {"role": "system", "content": note}]
             request = replace(request, messages=messages, tool_choice="none")
-        return await self._call(request)
+        response, check = await self._call(request), self.answer_check if self.guide else None
+        return await policy.insisted(request, response, self._call, check, self._english.get(text))
 
     async def _call(
         self, request: ModelRequest, followed: bool = False, grounds_in: Sequence[Message] | None = None

@@ -11,20 +11,26 @@ weather tool for a Chinese request about a restaurant. Two rules here steer it:
   the same tool again when the request names two things joined by "and", "or", "和", "还是"
   and only one was looked up; a currency tool when the request names a currency that neither
   the calls nor the results have yet ("Microsoft's share price in euros"). Grounding still
-  checks the call's values, and each rule applies once per request.
+  checks the call's values, and each rule applies once per request;
+* ``insisted``: a first decision that answered with a fact nobody gave (the answer check rejects
+  it) is made again with a call required, among the tools whose names share a word with the
+  request (in English, for a Chinese request: "file" and ``list_files``);
+  grounding checks that call as any other. The 0.5B model answered "Which Python file here is
+  the biggest?" with a made-up file, beside a tool that lists files largest first.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from ...language import Language, code_names, user_language
-from ..base import ModelRequest
+from ..base import ModelRequest, ModelResponse
 from .grounding import Evidence
+from .select import select_tools, terms
 
 __all__ = [
     "FollowUp",
@@ -33,6 +39,7 @@ __all__ = [
     "copied_example",
     "currencies_in",
     "follow_up",
+    "insisted",
     "opening",
     "repeats",
     "results_note",
@@ -359,3 +366,27 @@ def called(follow: FollowUp, messages: Sequence[Mapping[str, Any]]) -> dict[str,
 def opening(messages: Sequence[Mapping[str, Any]]) -> str:
     """The first user message's text: what a conversation's offered tools are kept by."""
     return next((str(m.get("content")) for m in messages if m.get("role") == "user"), "")
+
+
+Decide = Callable[[ModelRequest, bool, Any], Awaitable[ModelResponse]]  # LocalModel._call
+
+
+async def insisted(
+    request: ModelRequest, response: ModelResponse, decide: Decide, check: Any, english: str | None
+) -> ModelResponse:
+    """``response``, or the decision made again with a call required when it is a first answer
+    that ``check`` rejects and the request names tools (see the module). ``decide(request,
+    grounded, grounds_in)`` makes a decision; ``english`` is the request in English, if translated."""
+    text, calls, _ = since_user(request.messages)
+    content = response.message.get("content")
+    if calls or request.tool_choice != "auto" or not request.tools or response.message.get("tool_calls"):
+        return response
+    if check is None or not isinstance(content, str) or check(content, request.messages) is None:
+        return response
+    words = set(terms(english or text))
+    chosen = select_tools(request.tools, [{"role": "user", "content": english or text}]).tools
+    named = [t for t in chosen if words & set(terms(t["function"]["name"]))]  # "files": list_files
+    if not named:
+        return response
+    again = await decide(replace(request, tools=named, tool_choice="required"), True, request.messages)
+    return again if again.message.get("tool_calls") else response

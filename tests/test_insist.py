@@ -1,0 +1,87 @@
+"""A first answer the evidence check rejects, when the request names a tool, is decided again
+with a call required (``policy.insisted``): which requests, and with which tools."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from minloop import ModelRequest, ModelResponse, tool
+from minloop.models.local import policy
+from minloop.models.local.evidence import EvidenceCheck
+
+
+@tool
+def list_files(pattern: str = "*") -> dict:
+    """Count and list (largest first) the files in the working folder that match a glob pattern."""
+    return {}
+
+
+@tool
+def current_time(timezone: str = "UTC") -> dict:
+    """Get the current date and time in a time zone."""
+    return {}
+
+
+@tool
+def calculator(expression: str) -> dict:
+    """Evaluate an arithmetic expression exactly."""
+    return {}
+
+
+SPECS = [list_files.spec(), current_time.spec(), calculator.spec()]
+CALL = {
+    "role": "assistant",
+    "content": None,
+    "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "list_files", "arguments": "{}"}}],
+}
+
+
+def insisted(
+    prompt: str, answer: str, english: str | None = None, messages: Any = None
+) -> tuple[Any, list[Any]]:
+    asked: list[ModelRequest] = []
+
+    async def decide(request: ModelRequest, grounded: bool, grounds_in: Any) -> ModelResponse:
+        asked.append(request)
+        return ModelResponse(message=CALL)
+
+    request = ModelRequest(messages or [{"role": "user", "content": prompt}], SPECS)
+    first = ModelResponse(message={"role": "assistant", "content": answer})
+    got = asyncio.run(policy.insisted(request, first, decide, EvidenceCheck(), english))
+    return got.message, asked
+
+
+def test_an_invented_first_answer_to_a_request_naming_a_tool_is_decided_again_with_a_call() -> None:
+    message, asked = insisted(
+        "Which Python file here is the biggest?", "The biggest is notes.md, 1000 bytes."
+    )
+    assert message == CALL
+    assert [(r.tool_choice, [t["function"]["name"] for t in r.tools]) for r in asked] == [
+        ("required", ["list_files"])
+    ]
+
+
+def test_a_chinese_request_is_read_in_english() -> None:
+    message, asked = insisted("东京现在几点？", "东京现在是14:00。", english="What time is it in Tokyo now?")
+    assert message == CALL and [t["function"]["name"] for t in asked[0].tools] == ["current_time"]
+
+
+def test_an_answer_the_check_accepts_or_a_request_naming_no_tool_stays() -> None:
+    declined = "I can't answer that: none of my tools provides it."
+    assert insisted("Which Python file here is the biggest?", declined) == (
+        {"role": "assistant", "content": declined},
+        [],
+    )
+    invented = "The capital of France is Paris, with 2,100,000 people."
+    assert insisted("What is the capital of France?", invented) == (
+        {"role": "assistant", "content": invented},
+        [],
+    )
+
+
+def test_after_a_call_the_answer_stays() -> None:
+    result = {"role": "tool", "tool_call_id": "c1", "content": '{"count": 2}'}
+    messages = [{"role": "user", "content": "Which Python file here is the biggest?"}, CALL, result]
+    answer = "The biggest is notes.md, 1000 bytes."
+    assert insisted("", answer, messages=messages) == ({"role": "assistant", "content": answer}, [])
