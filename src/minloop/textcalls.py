@@ -98,7 +98,7 @@ def written_call(text: str, names: Collection[str]) -> bool:
         return False
     values, rest = _values(_OPEN_FENCE.sub("", body, count=1).removesuffix("```").strip())
     if not values:
-        return _cut_off_call(rest, names, after_calls=False)
+        return _cut_off_call(rest, names)
     if _calls_of(values[:1], names) == ():
         return False
     return rest[:1] in "{[" if rest else len(values) > 1
@@ -131,9 +131,7 @@ def _values(body: str) -> tuple[list[Any], str]:
     return values, ""
 
 
-def _cut_off_call(rest: str, names: Collection[str], *, after_calls: bool) -> bool:
-    if after_calls and rest[:1] in "{[":
-        return True
+def _cut_off_call(rest: str, names: Collection[str]) -> bool:
     start = _CALL_START.match(rest)
     if start is None:
         return False
