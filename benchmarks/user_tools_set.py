@@ -21,7 +21,7 @@ from __future__ import annotations
 Fact = str | float
 Item = tuple[str, str, str, list[Fact]]
 
-ARRIVAL = r"12-08|12/08|12\.08|December 8|Dec\.? 8|8(?:th)? (?:of )?Dec|12\s*月\s*(?:8|八)\s*[日号]"
+ARRIVAL = r"12-08|12/08|12\.08|December 8|Dec\.? 8|8(?:th)? (?:of )?Dec|12\s*月\s*(?:0?8|八)\s*[日号]"
 SUNNY = r"sunny|sun|clear|晴"
 RAIN = r"rain|雨"
 
