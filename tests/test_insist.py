@@ -1,5 +1,5 @@
-"""A first answer the evidence check rejects, when the request names a tool, is decided again
-with a call required (``policy.insisted``): which requests, and with which tools."""
+"""A first answer the evidence check rejects, or a first decline, when the request names a tool,
+is decided again with a call required (``policy.insisted``): which requests, and with which tools."""
 
 from __future__ import annotations
 
@@ -29,7 +29,32 @@ def calculator(expression: str) -> dict:
     return {}
 
 
-SPECS = [list_files.spec(), current_time.spec(), calculator.spec()]
+@tool
+def search_restaurants(city: str, cuisine: str = "") -> dict:
+    """Search restaurants in a city, optionally by cuisine."""
+    return {}
+
+
+@tool
+def find_contact(name: str) -> dict:
+    """Find a person in the address book by name."""
+    return {}
+
+
+@tool
+def get_flight_status(flight: str, date: str) -> dict:
+    """Get the status of a flight on a date."""
+    return {}
+
+
+SPECS = [
+    get_flight_status.spec(),
+    list_files.spec(),
+    current_time.spec(),
+    calculator.spec(),
+    search_restaurants.spec(),
+    find_contact.spec(),
+]
 CALL = {
     "role": "assistant",
     "content": None,
@@ -67,9 +92,29 @@ def test_a_chinese_request_is_read_in_english() -> None:
     assert message == CALL and [t["function"]["name"] for t in asked[0].tools] == ["current_time"]
 
 
+def test_a_first_decline_to_a_request_naming_a_tool_is_decided_again() -> None:
+    message, asked = insisted(
+        "帮我在巴黎找一家日本餐厅。",
+        "抱歉，我无法协助完成这个请求。",
+        english="Find a Japanese restaurant in Paris.",
+    )
+    assert message == CALL
+    assert [(r.tool_choice, [t["function"]["name"] for t in r.tools]) for r in asked] == [
+        ("required", ["search_restaurants"])  # "find" says what find_contact does, not what it is about
+    ]
+
+
+def test_a_first_answer_that_only_gives_back_the_request_is_decided_again() -> None:
+    english = "What is the status of flight LH401 on December 10, 2026?"
+    message, asked = insisted(
+        "LH401 航班2026年12月10日的状态如何？", "LH401航班2026-12-10状态", english=english
+    )
+    assert message == CALL and [t["function"]["name"] for t in asked[0].tools] == ["get_flight_status"]
+
+
 def test_an_answer_the_check_accepts_or_a_request_naming_no_tool_stays() -> None:
     declined = "I can't answer that: none of my tools provides it."
-    assert insisted("Which Python file here is the biggest?", declined) == (
+    assert insisted("Find the capital of France.", declined) == (
         {"role": "assistant", "content": declined},
         [],
     )
@@ -78,6 +123,8 @@ def test_an_answer_the_check_accepts_or_a_request_naming_no_tool_stays() -> None
         {"role": "assistant", "content": invented},
         [],
     )
+    said = "You said the file is called notes.md."
+    assert insisted("My file is called notes.md.", said) == ({"role": "assistant", "content": said}, [])
 
 
 def test_after_a_call_the_answer_stays() -> None:

@@ -108,8 +108,31 @@ def test_a_price_wanted_in_another_currency_calls_the_rate_then_the_calculator()
     rate = ran("250美元是多少日元？", "get_exchange_rate", {"base": "USD", "target": "JPY"}, {"rate": 151.2})
     computed = follow_up(rate, SPECS, "zh")  # 250 is an amount no call took
     assert computed is not None and computed.tool == "calculator"
+    assert computed.arguments == {"expression": "250 * 151.2"}  # written from the numbers, not by the model
     one = ran("1美元能换多少欧元？", "get_exchange_rate", {"base": "USD", "target": "EUR"}, {"rate": 0.92})
     assert follow_up(one, SPECS, "zh") is None  # one dollar: the rate is the answer
+
+
+def test_a_price_and_a_rate_are_multiplied_only_when_each_is_plain_to_read() -> None:
+    quote = {"symbol": "MSFT", "price": 415.1, "currency": "USD"}
+    messages = ran("What is Microsoft's share price in euros?", "get_stock_quote", {"symbol": "MSFT"}, quote)
+    rate_call = {"id": "c2", "type": "function", "function": {"name": "get_exchange_rate", "arguments": "{}"}}
+    messages[3:] = [
+        {"role": "assistant", "content": None, "tool_calls": [rate_call]},
+        {
+            "role": "tool",
+            "tool_call_id": "c2",
+            "content": json.dumps({"base": "USD", "target": "EUR", "rate": 0.92}),
+        },
+    ]
+    follow = follow_up(messages, SPECS, "en")
+    assert follow is not None and (follow.tool, follow.arguments) == (
+        "calculator",
+        {"expression": "415.1 * 0.92"},
+    )
+    messages[2]["content"] = json.dumps({**quote, "open_price": 410.0})  # which price: the model is asked
+    asked = follow_up(messages, SPECS, "en")
+    assert asked is not None and asked.tool == "calculator" and asked.arguments is None
 
 
 def test_no_follow_up_after_a_failure_or_for_a_request_of_one_thing() -> None:

@@ -10,13 +10,17 @@ weather tool for a Chinese request about a restaurant. Two rules here steer it:
   made, by constraining the next decision to that tool, with a note saying what it is for:
   the same tool again when the request names two things joined by "and", "or", "和", "还是"
   and only one was looked up; a currency tool when the request names a currency that neither
-  the calls nor the results have yet ("Microsoft's share price in euros"). Grounding still
-  checks the call's values, and each rule applies once per request;
+  the calls nor the results have yet ("Microsoft's share price in euros"); the calculator for an
+  amount times a price or a rate, its expression written by ``arithmetic.product`` when each
+  number is plain to read. Grounding still checks the call's values, and each rule applies once
+  per request;
 * ``insisted``: a first decision that answered with a fact nobody gave (the answer check rejects
-  it) is made again with a call required, among the tools whose names share a word with the
-  request (in English, for a Chinese request: "file" and ``list_files``);
-  grounding checks that call as any other. The 0.5B model answered "Which Python file here is
-  the biggest?" with a made-up file, beside a tool that lists files largest first.
+  it), that declined, or that only gave back the request's own numbers, is made again with a
+  call required, among the tools whose names share a word with the request (in English, for a
+  Chinese request: "file" and ``list_files``; the words that say what a tool does, "find" or
+  "list", do not count); grounding checks that call as any other. The 0.5B model answered
+  "Which Python file here is the biggest?" with a made-up file, beside a tool that lists files
+  largest first, and declined "帮我在巴黎找一家日本餐厅。" beside ``search_restaurants``.
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ from typing import Any
 
 from ...language import Language, code_names, user_language
 from ..base import ModelRequest, ModelResponse
+from .arithmetic import calculator, product
+from .evidence import declines, restates_user
 from .grounding import Evidence
 from .select import select_tools, terms
 
@@ -57,6 +63,8 @@ _BOTH_ZH = re.compile(
 _LEAD = re.compile(r"^(?:现在|今天|明天|目前|请|帮我|查一下)+")
 # An amount: a number not inside a date, a time, an id or a code ("A1234", "2026-12-05", "BA117").
 _AMOUNT = re.compile(r"(?<![A-Za-z0-9_.:/-])\d+(?:\.\d+)?(?![A-Za-z0-9_:/-]|\.\d|\s*[年月日号点时分])")
+# What a tool's name says it does rather than what it is about ("find" in find_contact).
+_ACTIONS = frozenset(terms("get find search list look lookup show check fetch query read make set run call"))
 _CURRENCY_PARAMETER = re.compile(r"currenc|iso 4217|货币|币种", re.IGNORECASE)
 _CURRENCY_WORDS = re.compile(r"[A-Za-z]+(?:\s+[A-Za-z]+)?|[\u4e00-\u9fff]{1,4}")
 _COMMON = ("USD", "EUR", "GBP", "JPY", "CNY", "CHF", "HKD", "CAD", "AUD", "KRW", "INR", "SGD", "RUB", "BRL")
@@ -187,7 +195,7 @@ def _computed(
 ) -> FollowUp | None:
     """The calculator, when a result needs arithmetic: the request states an amount that no call
     took ("10 shares", "250 US dollars"), or a rate was looked up for another result's amount."""
-    tool = _calculator(tools)
+    tool = calculator(tools)
     if tool is None or any(c["name"] == tool for c in calls) or not any(_AMOUNT.search(r) for r in results):
         return None
     taken = {float(n) for n in _AMOUNT.findall(json.dumps([c["arguments"] for c in calls]))}
@@ -195,17 +203,10 @@ def _computed(
     chained = len({c["name"] for c in calls}) >= 2 and _currency_tool(tools) in {c["name"] for c in calls}
     if not untaken and not chained:
         return None
-    return FollowUp(tool, NOTES[language]["compute"].format(tool=tool))
-
-
-def _calculator(tools: Sequence[Mapping[str, Any]]) -> str | None:
-    """The one tool that evaluates an arithmetic expression, if there is exactly one."""
-    found = [
-        str(fn.get("name"))
-        for fn in (t.get("function") or {} for t in tools)
-        if list((fn.get("parameters") or {}).get("properties") or {}) == ["expression"]
-    ]
-    return found[0] if len(found) == 1 else None
+    expression = product(untaken, calls, results, _currency_tool(tools))
+    return FollowUp(
+        tool, NOTES[language]["compute"].format(tool=tool), expression and {"expression": expression}
+    )
 
 
 def currencies_in(text: str) -> list[str]:
@@ -375,17 +376,22 @@ async def insisted(
     request: ModelRequest, response: ModelResponse, decide: Decide, check: Any, english: str | None
 ) -> ModelResponse:
     """``response``, or the decision made again with a call required when it is a first answer
-    that ``check`` rejects and the request names tools (see the module). ``decide(request,
+    that ``check`` rejects, or a decline, and the request names tools (see the module). ``decide(request,
     grounded, grounds_in)`` makes a decision; ``english`` is the request in English, if translated."""
     text, calls, _ = since_user(request.messages)
     content = response.message.get("content")
     if calls or request.tool_choice != "auto" or not request.tools or response.message.get("tool_calls"):
         return response
-    if check is None or not isinstance(content, str) or check(content, request.messages) is None:
+    if check is None or not isinstance(content, str):
+        return response
+    said = declines(content) or restates_user(content, request.messages)  # nothing but what was asked
+    if check(content, request.messages) is None and not said:
         return response
     words = set(terms(english or text))
     chosen = select_tools(request.tools, [{"role": "user", "content": english or text}]).tools
-    named = [t for t in chosen if words & set(terms(t["function"]["name"]))]  # "files": list_files
+    named = [
+        t for t in chosen if words & (set(terms(t["function"]["name"])) - _ACTIONS)
+    ]  # "files": list_files
     if not named:
         return response
     again = await decide(replace(request, tools=named, tool_choice="required"), True, request.messages)
