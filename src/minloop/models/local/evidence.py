@@ -45,6 +45,7 @@ from typing import Any
 
 from ...decision import Replacement
 from ...language import Language, numbers_in, user_language
+from .asked import not_given
 from .grounding import Evidence
 from .notes import HONESTY, LEFT_OUT, NOTES, READING, SEPARATOR, UNUSED, plain_statement
 from .results import left_out, unserved
@@ -72,7 +73,7 @@ _FACT = re.compile(
 _LIST_MARKER = re.compile(r"^\s*(\d{1,2})[.)]\s", re.MULTILINE)
 _DECLINE = re.compile(
     r"can't|cannot|can not|unable|(?:don't|do not|does not|doesn't|did not|didn't) "
-    r"(?:have|know|provide|include|contain|find|respond|answer)|"
+    r"(?:have|know|provide|give|return|include|contain|find|respond|answer)|"
     r"not (?:able|available|sure|provided|found|responding)|no (?:tool|access|way|information|data|results?|"
     r"records?|matches)|sorry|couldn't|could not|nothing|"
     r"无法|不能|没有|抱歉|不知道|不清楚|暂无|未提供|不提供|不支持|不确定|找不到|未找到|不存在|未能|失败",
@@ -217,13 +218,15 @@ class EvidenceCheck:
         language = user_language(messages)
         if unserved(messages) and not declines(answer):  # every call failed or found nothing
             return Replacement(plain_statement(messages, language))
+        menu = self.menu(messages) if self.menu is not None else None
+        if language == "en" and not declines(answer) and not_given(messages, menu):  # "the humidity"
+            return Replacement(plain_statement(messages, language))
         facts = unsupported(answer, evidence_of(messages))
         drawn = draws_on_tools(answer, messages)
         unused = not facts and drawn is False and not declines(answer) and not restates_user(answer, messages)
         if not facts and not unused:
             return self._left_out(answer, messages)
         if _rejected(messages) >= self.retries or not (drawn or self.resend_unused):
-            menu = self.menu(messages) if self.menu is not None else None
             return Replacement(
                 plain_statement(messages, language, menu)
             )  # the invented facts are not repeated
