@@ -311,3 +311,37 @@ def test_a_service_that_is_down_is_called_and_told_as_such(request_text: str, an
         },
         {"role": "assistant", "content": answer},
     ]
+
+
+def test_an_answer_that_leaves_out_the_computed_number_is_sent_back_once() -> None:
+    calls = [
+        ("get_stock_quote", {"symbol": "MSFT"}, {"symbol": "MSFT", "price": 415.1, "currency": "USD"}),
+        (
+            "get_exchange_rate",
+            {"base": "USD", "target": "EUR"},
+            {"base": "USD", "target": "EUR", "rate": 0.92},
+        ),
+        ("calculator", {"expression": "415.1 * 0.92"}, {"expression": "415.1 * 0.92", "result": 381.892}),
+    ]
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "微软的股价换算成欧元是多少？"}]
+    for n, (name, arguments, result) in enumerate(calls):
+        call = {
+            "id": f"c{n}",
+            "type": "function",
+            "function": {"name": name, "arguments": json.dumps(arguments)},
+        }
+        messages += [
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": f"c{n}", "content": json.dumps(result)},
+        ]
+    check = EvidenceCheck()
+    assert check("微软的股价换算成欧元是415.1欧元。", messages) == (
+        "你的回答漏掉了 calculator 算出的结果：381.892。请用这个数字重新回答。"
+    )
+    assert check("微软的股价约合381.89欧元。", messages) is None
+    sent_back = [
+        *messages,
+        {"role": "assistant", "content": "415.1欧元。"},
+        {"role": "system", "content": "..."},
+    ]
+    assert check("微软的股价换算成欧元是415.1欧元。", sent_back) is None  # once: the second answer stays

@@ -16,10 +16,12 @@ answer nor asks something back, it is sent back the same way ("Yes, it will rain
 tomorrow" after a clock reading), unless it gives back what the user stated (``restates_user``). An answer given without any tool is held to its facts only,
 so chit-chat passes.
 
-Two rules read the results call by call (``minloop.models.local.results``): when every call
+Three rules read the results call by call (``minloop.models.local.results``): when every call
 since the user spoke failed or found nothing, an answer that does not say so is replaced by the
-plain statement at once; when a tool was called for several things, an answer that uses nothing
-of one of its results is sent back once, with a note naming it.
+plain statement at once; when the last call computed a number (a calculator) or a tool was
+called for several things, an answer that leaves out that number, or uses nothing of one of the
+results, is sent back once, with a note naming it. A fourth (``asked.not_given``) replaces an
+answer to an English request that names what no tool that ran gives ("the humidity").
 
 What counts as found, deliberately lenient so that honest answers pass:
 
@@ -47,8 +49,8 @@ from ...decision import Replacement
 from ...language import Language, numbers_in, user_language
 from .asked import not_given
 from .grounding import Evidence
-from .notes import HONESTY, LEFT_OUT, NOTES, READING, SEPARATOR, UNUSED, plain_statement
-from .results import left_out, unserved
+from .notes import COMPUTED, HONESTY, LEFT_OUT, NOTES, READING, SEPARATOR, UNUSED, plain_statement
+from .results import left_out, uncomputed, unserved
 from .stream import sentences
 from .times import TIME, hour_in, placed, readings, said, shown, stated, time_of
 
@@ -240,12 +242,17 @@ class EvidenceCheck:
         return NOTES[note].format(facts=SEPARATOR[note].join(facts[:5])) + hint
 
     def _left_out(self, answer: str, messages: Sequence[Mapping[str, Any]]) -> str | None:
-        """The note sending back an answer that leaves out one of several results of a tool
-        (``results.left_out``), once; the second answer is accepted as it is."""
-        missing = left_out(answer, messages)
-        if not missing or _rejected(messages) >= self.retries:
+        """The note sending back an answer that leaves out the number the last call computed
+        (``results.uncomputed``) or one of several results of a tool (``results.left_out``),
+        once; the second answer is accepted as it is."""
+        if _rejected(messages) >= self.retries:
             return None
         note = self.note_language or user_language(messages)
+        if computed := uncomputed(answer, messages):  # the last call's product, left out
+            return COMPUTED[note].format(tool=computed[0].tool, value=f"{computed[1]:g}")
+        missing = left_out(answer, messages)
+        if not missing:
+            return None
         what = SEPARATOR[note].join(", ".join(map(str, o.arguments.values())) for o in missing)
         return LEFT_OUT[note].format(tool=missing[0].tool, what=what)
 
@@ -275,7 +282,7 @@ def is_note(message: Mapping[str, Any]) -> bool:
     """Whether ``message`` is the check's note sending an unsupported answer back."""
     content = message.get("content")
     starts = [note.split("{facts}")[0] for note in NOTES.values()] + list(UNUSED.values())
-    starts += [note.split("{tool}")[0] for note in LEFT_OUT.values()]
+    starts += [note.split("{tool}")[0] for note in (*LEFT_OUT.values(), *COMPUTED.values())]
     return message.get("role") != "user" and isinstance(content, str) and content.startswith(tuple(starts))
 
 
@@ -293,7 +300,7 @@ def draws_on_tools(answer: str, messages: Sequence[Mapping[str, Any]]) -> bool |
     user = "\n".join(str(m.get("content")) for m in messages if m.get("role") == "user")
     said, given = numbers_in(user), numbers_in(tools)
     for value in numbers_in(_LIST_MARKER.sub(" ", answer)):
-        if value not in (0.0, 1.0) and _among(value, given) and not _among(value, said):
+        if value not in (0.0, 1.0) and _rounded_among(value, given) and not _among(value, said):
             return True
     words = set(_terms(answer)) | {_WEEKDAYS[_CN_DAYS.index(d)] for d in _CN_WEEKDAY.findall(answer)}
     return bool(words & (set(_terms(tools)) - set(_terms(user))))
@@ -350,6 +357,12 @@ def _terms(text: str) -> list[str]:
 
 def _among(value: float, numbers: Sequence[float]) -> bool:
     return any(abs(value - n) <= 1e-9 * max(1.0, abs(n)) for n in numbers)
+
+
+def _rounded_among(value: float, numbers: Sequence[float]) -> bool:
+    """Whether ``value`` is one of ``numbers`` rounded to its own decimals ("381.89" for 381.892)."""
+    decimals = 0 if value.is_integer() else len(repr(value).partition(".")[2])
+    return any(abs(value - n) <= max(0.5 * 10**-decimals, 1e-9 * max(1.0, abs(n))) for n in numbers)
 
 
 def _rejected(messages: Sequence[Mapping[str, Any]]) -> int:

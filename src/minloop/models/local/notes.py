@@ -11,6 +11,7 @@ from typing import Any
 from ...language import Language
 
 __all__ = [
+    "COMPUTED",
     "DECLINES",
     "HONESTY",
     "LEFT_OUT",
@@ -58,6 +59,10 @@ LEFT_OUT: dict[Language, str] = {
         "above, for each thing the user asked about."
     ),
     "zh": "你的回答漏掉了 {tool} 对 {what} 返回的结果。请根据上面每一次调用的结果重新回答，用户问到的每一项都要回答。",
+}
+COMPUTED: dict[Language, str] = {
+    "en": "Your answer leaves out what {tool} computed: {value}. Answer again with that number.",
+    "zh": "你的回答漏掉了 {tool} 算出的结果：{value}。请用这个数字重新回答。",
 }
 READING: dict[Language, str] = {
     "en": " The tool result gives the time as {times}.",

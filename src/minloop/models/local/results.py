@@ -11,6 +11,9 @@ Two rules of ``EvidenceCheck`` read them:
   phone numbers of two people) and the answer uses nothing of one of its results: no number,
   word or code that result has and the user's message and the other results do not. The 0.5B
   model, given both phone numbers, told only the first.
+* ``uncomputed``: the last call computed a number from an expression (a calculator: its only
+  argument is ``expression``) and the answer does not state it. Given the price, the rate and
+  their product, the 0.5B model answered "微软的股价换算成欧元是415.1欧元", the price itself.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from typing import Any, Literal
 
 from ...language import numbers_in
 
-__all__ = ["Outcome", "left_out", "outcomes", "unserved"]
+__all__ = ["Outcome", "left_out", "outcomes", "uncomputed", "unserved"]
 
 _HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
 _TOKEN = re.compile(r"[a-z0-9][a-z0-9@._+-]*[a-z0-9]|[a-z0-9]")
@@ -126,3 +129,17 @@ def _loads(content: Any) -> Any:
         return json.loads(content)
     except ValueError:
         return content
+
+
+def uncomputed(answer: str, messages: Sequence[Mapping[str, Any]]) -> tuple[Outcome, float] | None:
+    """The last call since the user spoke, and the number it computed, when it evaluated an
+    expression and the answer states no number within 0.5% of that one (see the module)."""
+    done = outcomes(messages)
+    last = done[-1] if done else None
+    if last is None or last.kind != "served" or list(last.arguments) != ["expression"]:
+        return None
+    value = last.result.get("result") if isinstance(last.result, dict) else last.result
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return None
+    close = any(abs(n - value) <= 0.005 * abs(value) + 0.005 for n in numbers_in(answer))
+    return None if close else (last, float(value))
