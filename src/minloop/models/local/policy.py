@@ -204,9 +204,8 @@ def _computed(
     if not untaken and not chained:
         return None
     expression = product(untaken, calls, results, _currency_tool(tools))
-    return FollowUp(
-        tool, NOTES[language]["compute"].format(tool=tool), expression and {"expression": expression}
-    )
+    arguments = {"expression": expression} if expression else None
+    return FollowUp(tool, NOTES[language]["compute"].format(tool=tool), arguments)
 
 
 def currencies_in(text: str) -> list[str]:
