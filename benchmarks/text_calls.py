@@ -2,12 +2,15 @@
 
 Starts llama.cpp's server (from ``xllamacpp``, the model's chat template, ``use_jinja``) with a
 bundled GGUF on 127.0.0.1, and runs each request of a set of 20 (half Chinese, five tools of
-different shapes) through ``OpenAIModel`` four ways: without reading text calls
-(``Loop(text_calls=False)``, the behaviour before); reading them but sending a call with tools
-off with the tools and ``tool_choice: "none"`` (``OpenAIModel(tools_off="tool_choice")``); as
-minloop does by default; and the same on a new server for each request (llama.cpp's server
-carries state from one request to the next: the 1.5B model answered "Add 2.5 and 4.25." right
-on a new server and with the weather in New York after two weather requests).
+different shapes) through ``OpenAIModel`` in several ways (``--arms``): without reading text
+calls (``Loop(text_calls=False)``, the behaviour before); reading them but sending a call with
+tools off with the tools and ``tool_choice: "none"`` (``OpenAIModel(tools_off="tool_choice")``);
+reading them and sending a call with tools off without the tools but with the transcript's
+calls as they are (``tools_off="omit"``); as minloop does by default (without the tools, the
+calls and results written as text); the same on a new server for each request (llama.cpp's
+server carries state from one request to the next: the 1.5B model answered "Add 2.5 and 4.25."
+right on a new server and with the weather in New York after two weather requests); and the
+default with the evidence check as the answer check.
 Prints, side by side: requests whose tool ran, answers holding the right value, answers that
 begin with JSON, and the median seconds per run. Then the false calls of the reader on the
 replies of ``text_calls_set.NOT_CALLS``.
@@ -133,9 +136,10 @@ def serve(model: str) -> tuple[str, subprocess.Popen[str]]:
 ARMS = {  # label: (text calls read, how a call with tools off is sent, a new server per request)
     "off (before)": (False, "omit", False),
     "read, tools on": (True, "tool_choice", False),
-    "read": (True, "omit", False),
-    "read, new server": (True, "omit", True),
-    "read, evidence": (True, "omit", False),  # answers held to the tool results (EvidenceCheck)
+    "read, calls kept": (True, "omit", False),
+    "read": (True, "text", False),
+    "read, new server": (True, "text", True),
+    "read, evidence": (True, "text", False),  # answers held to the tool results (EvidenceCheck)
 }
 
 

@@ -175,8 +175,10 @@ def test_answer_at_the_step_limit() -> None:
         *transcript[:3],
         {"role": "system", "content": CONTROL_TEXT},
     ]
-    assert masked(server.requests[2]["messages"], result.trace_id) == [
-        *transcript,
+    assert masked(server.requests[2]["messages"], result.trace_id) == [  # tools off: calls as text
+        transcript[0],
+        {"role": "assistant", "content": 'add({"a": 1, "b": 2}) -> ' + content(result=3)},
+        {"role": "assistant", "content": 'add({"a": 3, "b": 3}) -> ' + content(result=6)},
         {"role": "system", "content": LIMIT_TEXT},
     ]
     assert masked(result.messages, result.trace_id) == [

@@ -241,6 +241,32 @@ def test_tools_off_can_still_send_the_tools_with_tool_choice_none() -> None:
     assert OpenAIModel("m", tools_off="tool_choice").payload(request) == kept
 
 
+def test_with_tools_off_the_calls_and_results_go_as_text_in_the_assistants_turns() -> None:
+    calls = [
+        {"id": "c1", "type": "function", "function": {"name": "add", "arguments": '{"a": 1, "b": 2}'}},
+        {"id": "c2", "type": "function", "function": {"name": "add", "arguments": '{"a": 3, "b": 4}'}},
+    ]
+    messages = [
+        {"role": "user", "content": "1 + 2 and 3 + 4?"},
+        {"role": "assistant", "content": "Adding both.", "tool_calls": calls},
+        {"role": "tool", "tool_call_id": "c1", "name": "add", "content": '{"result": 3}'},
+        {"role": "tool", "tool_call_id": "c2", "name": "add", "content": '{"result": 7}'},
+        {"role": "system", "content": "Answer now."},
+    ]
+    off = ModelRequest(messages, [add_spec()], "none")
+    assert request_body("m", off, {})["messages"] == [
+        messages[0],
+        {
+            "role": "assistant",
+            "content": 'Adding both.\nadd({"a": 1, "b": 2}) -> {"result": 3}\nadd({"a": 3, "b": 4}) -> {"result": 7}',
+        },
+        messages[4],
+    ]
+    assert request_body("m", off, {}, tools_off="omit")["messages"] == messages  # as it is
+    on = ModelRequest(messages, [add_spec()], "auto")
+    assert request_body("m", on, {})["messages"] == messages
+
+
 def add_spec() -> dict[str, Any]:
     return tool(add).spec()
 

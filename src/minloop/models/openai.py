@@ -27,6 +27,7 @@ from ..exceptions import ModelError, ModelHTTPError, TranscriptError
 from ..guard import ensure_not_in_tool
 from ..messages import Message
 from .base import ModelRequest, ModelResponse, Usage
+from .written import calls_as_text
 
 if TYPE_CHECKING:
     from .base import ModelDelta
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
 __all__ = ["OpenAIClientModel", "OpenAIModel", "parse_completion", "request_body"]
 
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
-ToolsOff: TypeAlias = Literal["omit", "tool_choice"]
+ToolsOff: TypeAlias = Literal["text", "omit", "tool_choice"]
 
 
 class OpenAIModel:
@@ -50,10 +51,12 @@ class OpenAIModel:
     ``context_window`` (tokens) is the model's window, used by ``ContextPolicy`` when it names
     none. ``timeout`` is seconds per HTTP request (connect, send and each read), not per run.
     ``tools_off``: how a call with tools off (the answer at a limit, after decay) is sent: by
-    default without the tools, which every server understands (llama.cpp's server, given
-    ``tool_choice: "none"``, still shows the tools to the model, and a small model goes on
-    writing calls); ``"tool_choice"`` sends the tools with ``tool_choice: "none"`` (for a
-    provider that wants the tools whenever the transcript holds calls).
+    default (``"text"``) without the tools, and with the transcript's calls and results written
+    as text in the assistant's turns (``written.calls_as_text``): llama.cpp's server, given
+    ``tool_choice: "none"``, still shows the tools to the model, and a small model shown its own
+    calls goes on writing them. ``"omit"`` leaves the transcript as it is; ``"tool_choice"`` sends
+    the tools with ``tool_choice: "none"`` (for a provider that wants the tools whenever the
+    transcript holds calls).
 
     Retries: a connection error, a response whose body is cut off or is not a Chat Completion
     (even with status 200), and statuses 408/409/429/5xx are tried again up to ``max_retries``
@@ -79,7 +82,7 @@ class OpenAIModel:
         extra_body: dict[str, Any] | None = None,
         context_window: int | None = None,
         structured_output: bool = True,
-        tools_off: ToolsOff = "omit",
+        tools_off: ToolsOff = "text",
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         self.name = model
@@ -203,14 +206,17 @@ class OpenAIModel:
 
 
 def request_body(
-    model: str, request: ModelRequest, extra: dict[str, Any], tools_off: ToolsOff = "omit"
+    model: str, request: ModelRequest, extra: dict[str, Any], tools_off: ToolsOff = "text"
 ) -> dict[str, Any]:
     """The Chat Completions request body (for httpx, or keyword arguments for the SDK). A call
-    with ``tool_choice="none"`` goes without its tools, unless ``tools_off="tool_choice"``."""
+    with ``tool_choice="none"`` goes without its tools, its calls and results written as text,
+    unless ``tools_off`` says otherwise (see ``OpenAIModel``)."""
     body: dict[str, Any] = {"model": model, "messages": list(request.messages), **extra}
     if request.tools and (request.tool_choice != "none" or tools_off == "tool_choice"):
         body["tools"] = list(request.tools)
         body["tool_choice"] = request.tool_choice
+    elif request.tool_choice == "none" and tools_off == "text":
+        body["messages"] = calls_as_text(request.messages)
     if request.output_schema is not None:
         from ..layers.output import response_format
 
@@ -282,7 +288,7 @@ class OpenAIClientModel:
 
     structured_output = True
 
-    def __init__(self, client: Any, model: str, *, tools_off: ToolsOff = "omit", **extra_body: Any) -> None:
+    def __init__(self, client: Any, model: str, *, tools_off: ToolsOff = "text", **extra_body: Any) -> None:
         self.client = client
         self.name = model
         self.tools_off: ToolsOff = tools_off
