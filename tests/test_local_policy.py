@@ -339,6 +339,11 @@ def test_an_answer_that_leaves_out_the_computed_number_is_sent_back_once() -> No
         "你的回答漏掉了 calculator 算出的结果：381.892。请用这个数字重新回答。"
     )
     assert check("微软的股价约合381.89欧元。", messages) is None
+    whole = [*messages[:-1], {"role": "tool", "tool_call_id": "c2", "content": '{"result": 7006652}'}]
+    assert (
+        check("结果是415.1。", whole)
+        == "你的回答漏掉了 calculator 算出的结果：7006652。请用这个数字重新回答。"
+    )
     sent_back = [
         *messages,
         {"role": "assistant", "content": "415.1欧元。"},

@@ -249,7 +249,10 @@ class EvidenceCheck:
             return None
         note = self.note_language or user_language(messages)
         if computed := uncomputed(answer, messages):  # the last call's product, left out
-            return COMPUTED[note].format(tool=computed[0].tool, value=f"{computed[1]:g}")
+            value = computed[1]
+            return COMPUTED[note].format(
+                tool=computed[0].tool, value=int(value) if value.is_integer() else value
+            )
         missing = left_out(answer, messages)
         if not missing:
             return None
