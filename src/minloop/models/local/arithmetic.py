@@ -17,7 +17,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["calculator", "product"]
+__all__ = ["calculator", "product", "written"]
 
 _PRICE = re.compile(r"price|cost|fare", re.IGNORECASE)
 _RATE = re.compile(r"rate", re.IGNORECASE)
@@ -44,7 +44,7 @@ def product(
     is not plain (two amounts, two prices in one result, a failed call) or fewer than two are found."""
     if len(amounts) > 1 or len(calls) != len(results):
         return None
-    factors = [_written(a) for a in amounts]
+    factors = [written(a) for a in amounts]
     for call, text in zip(calls, results, strict=True):
         key = _RATE if call.get("name") == currency_tool else _PRICE
         found = _numbers_under(key, text)
@@ -63,12 +63,12 @@ def _numbers_under(key: re.Pattern[str], text: str) -> list[str]:
     if not isinstance(data, dict):
         return []
     return [
-        _written(v)
+        written(v)
         for k, v in data.items()
         if key.search(str(k)) and isinstance(v, int | float) and not isinstance(v, bool)
     ]
 
 
-def _written(value: float) -> str:
+def written(value: float) -> str:
     """A number as the expression writes it: ``10`` for 10.0, ``415.1`` as it is."""
     return str(int(value)) if float(value).is_integer() else repr(float(value))

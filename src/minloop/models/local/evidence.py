@@ -47,6 +47,7 @@ from typing import Any
 
 from ...decision import Replacement
 from ...language import Language, numbers_in, user_language
+from .arithmetic import written
 from .asked import not_given
 from .grounding import Evidence
 from .notes import COMPUTED, HONESTY, LEFT_OUT, NOTES, READING, SEPARATOR, UNUSED, plain_statement
@@ -249,10 +250,7 @@ class EvidenceCheck:
             return None
         note = self.note_language or user_language(messages)
         if computed := uncomputed(answer, messages):  # the last call's product, left out
-            value = computed[1]
-            return COMPUTED[note].format(
-                tool=computed[0].tool, value=int(value) if value.is_integer() else value
-            )
+            return COMPUTED[note].format(tool=computed[0].tool, value=written(computed[1]))
         missing = left_out(answer, messages)
         if not missing:
             return None
