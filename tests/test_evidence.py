@@ -154,7 +154,7 @@ def test_a_second_unsupported_answer_ends_with_a_plain_decline() -> None:
     model = ScriptedModel([reply(None, call("current_time", {})), "It is sunny and 22 C.", "Sunny, 22 C."])
     with model:
         result = Loop(model, [current_time], controls=Controls(answer_check=EvidenceCheck())).run_sync(
-            "What's the weather in Beijing?"
+            "How is the weather in Beijing?"
         )
     assert [s.decision for s in result.steps] == ["tool_calls", "unfinished", "answer"]
     assert result.output == (

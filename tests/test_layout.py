@@ -19,7 +19,7 @@ CORE = {
 }  # fmt: skip
 ROOMS = (
     "layers", "standard", "cli", "trace", "batch", "evals", "builtins", "testing", "factory", "doctor", "mcp",
-    "models.local", "models.openai", "models.sse", "models.scripted", "language", "runs", "serve",
+    "models.local", "models.openai", "models.sse", "models.scripted", "models.written", "language", "runs", "serve",
 )  # fmt: skip
 STEPS = ("loop", "driver", "state")  # the four steps themselves
 FEATURE_WORDS = (

@@ -122,7 +122,7 @@ def _called_clock(asked: str) -> list[dict[str, object]]:
 
 
 def test_a_typed_answer_no_tool_gave_ends_as_output_invalid_not_success(local: LocalModel) -> None:
-    asked = "What's the weather in Paris right now?"
+    asked = "How is the weather in Paris right now?"
     result = Loop(local, [clock], output=Weather).run_sync(asked)
     assert (result.status, result.output_value) == ("output_invalid", None)
     decline = (
