@@ -109,6 +109,11 @@ def test_a_price_wanted_in_another_currency_calls_the_rate_then_the_calculator()
     computed = follow_up(rate, SPECS, "zh")  # 250 is an amount no call took
     assert computed is not None and computed.tool == "calculator"
     assert computed.arguments == {"expression": "250 * 151.2"}  # written from the numbers, not by the model
+    backwards = ran(
+        "250美元是多少日元？", "get_exchange_rate", {"base": "JPY", "target": "USD"}, {"rate": 0.0066}
+    )
+    turned = follow_up(backwards, SPECS, "zh")  # a rate the other way round: the model is asked
+    assert turned is not None and turned.tool == "calculator" and turned.arguments is None
     one = ran("1美元能换多少欧元？", "get_exchange_rate", {"base": "USD", "target": "EUR"}, {"rate": 0.92})
     assert follow_up(one, SPECS, "zh") is None  # one dollar: the rate is the answer
 
@@ -116,7 +121,11 @@ def test_a_price_wanted_in_another_currency_calls_the_rate_then_the_calculator()
 def test_a_price_and_a_rate_are_multiplied_only_when_each_is_plain_to_read() -> None:
     quote = {"symbol": "MSFT", "price": 415.1, "currency": "USD"}
     messages = ran("What is Microsoft's share price in euros?", "get_stock_quote", {"symbol": "MSFT"}, quote)
-    rate_call = {"id": "c2", "type": "function", "function": {"name": "get_exchange_rate", "arguments": "{}"}}
+    rate_call = {
+        "id": "c2",
+        "type": "function",
+        "function": {"name": "get_exchange_rate", "arguments": '{"base": "USD", "target": "EUR"}'},
+    }
     messages[3:] = [
         {"role": "assistant", "content": None, "tool_calls": [rate_call]},
         {
@@ -133,6 +142,9 @@ def test_a_price_and_a_rate_are_multiplied_only_when_each_is_plain_to_read() -> 
     messages[2]["content"] = json.dumps({**quote, "open_price": 410.0})  # which price: the model is asked
     asked = follow_up(messages, SPECS, "en")
     assert asked is not None and asked.tool == "calculator" and asked.arguments is None
+    messages[2]["content"] = json.dumps({**quote, "currency": "EUR"})  # a rate from another currency
+    other = follow_up(messages, SPECS, "en")
+    assert other is not None and other.tool == "calculator" and other.arguments is None
 
 
 def test_no_follow_up_after_a_failure_or_for_a_request_of_one_thing() -> None:

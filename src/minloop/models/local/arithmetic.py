@@ -6,8 +6,10 @@ numbers of the request and of the results, the 0.5B model wrote the calculator's
 ``(17 + 5) * 3``, or that example with the amount in it, ``(250 + 5) * 3``, on the development set
 of ``benchmarks/user_tools_dev.py``. ``product`` writes the expression itself when every factor is
 plain to read: the one amount the request states that no call took, a currency tool's rate, and
-the one price of each other result. It multiplies only those, and only two or more of them;
-otherwise the model is asked, as before.
+the one price of each other result. A rate is used only the way it was asked for: its base is
+the currency of the price result, or the currency the request names beside its amount ("250
+US dollars", "100 欧元"); a rate the other way round would give a sure-looking wrong answer. It
+multiplies only those, and only two or more of them; otherwise the model is asked, as before.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from ...language import code_names
 
 __all__ = ["calculator", "product", "written"]
 
@@ -34,32 +38,56 @@ def calculator(tools: Sequence[Mapping[str, Any]]) -> str | None:
 
 
 def product(
+    text: str,
     amounts: Sequence[float],
     calls: Sequence[dict[str, Any]],
     results: Sequence[str],
     currency_tool: str | None,
 ) -> str | None:
-    """``a * b [* c]`` from the request's untaken ``amounts`` (one at most), the rate a call to
-    ``currency_tool`` returned and the price each other call returned, or ``None`` when a factor
-    is not plain (two amounts, two prices in one result, a failed call) or fewer than two are found."""
+    """``a * b [* c]`` from the request's (``text``) untaken ``amounts`` (one at most), the rate
+    a call to ``currency_tool`` returned and the price each other call returned, or ``None`` when
+    a factor is not plain (two amounts, two prices in one result, a failed call, a rate whose base
+    is not the currency of what it multiplies) or fewer than two are found."""
     if len(amounts) > 1 or len(calls) != len(results):
         return None
     factors = [written(a) for a in amounts]
-    for call, text in zip(calls, results, strict=True):
-        key = _RATE if call.get("name") == currency_tool else _PRICE
-        found = _numbers_under(key, text)
+    priced = [_loads(r) for c, r in zip(calls, results, strict=True) if c.get("name") != currency_tool]
+    for call, result in zip(calls, results, strict=True):
+        rate = call.get("name") == currency_tool
+        if rate and not _based(call, text, amounts, priced):
+            return None
+        found = _numbers_under(_RATE if rate else _PRICE, _loads(result))
         if len(found) != 1:
             return None
         factors += found
     return " * ".join(factors) if len(factors) >= 2 else None
 
 
-def _numbers_under(key: re.Pattern[str], text: str) -> list[str]:
-    """The numbers of a JSON result's top level whose key ``key`` matches, as written."""
+def _based(call: dict[str, Any], text: str, amounts: Sequence[float], priced: Sequence[Any]) -> bool:
+    """Whether a rate call's base currency is that of the price it multiplies (the results'
+    ``currency``) or, for an amount of the request, the one named beside that amount."""
+    base = str((call.get("arguments") or {}).get("base") or "").upper()
+    if not base:
+        return False
+    if priced:
+        return all(isinstance(p, dict) and str(p.get("currency", "")).upper() == base for p in priced)
+    found = re.search(rf"(?<![\d.]){re.escape(written(amounts[0]))}(?![\d])", text) if amounts else None
+    if found is None:
+        return False
+    names = (base.lower(), *code_names(base))
+    after, before = text[found.end() :].lstrip().lower(), text[: found.start()].rstrip().lower()
+    return after.startswith(names) or before.endswith(names)
+
+
+def _loads(text: str) -> Any:
     try:
-        data = json.loads(text)
+        return json.loads(text)
     except ValueError:
-        return []
+        return None
+
+
+def _numbers_under(key: re.Pattern[str], data: Any) -> list[str]:
+    """The numbers of a JSON result's top level whose key ``key`` matches, as written."""
     if not isinstance(data, dict):
         return []
     return [

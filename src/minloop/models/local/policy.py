@@ -203,7 +203,7 @@ def _computed(
     chained = len({c["name"] for c in calls}) >= 2 and _currency_tool(tools) in {c["name"] for c in calls}
     if not untaken and not chained:
         return None
-    expression = product(untaken, calls, results, _currency_tool(tools))
+    expression = product(text, untaken, calls, results, _currency_tool(tools))
     arguments = {"expression": expression} if expression else None
     return FollowUp(tool, NOTES[language]["compute"].format(tool=tool), arguments)
 
