@@ -14,12 +14,12 @@ multiplies only those, and only two or more of them; otherwise the model is aske
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...language import code_names
+from .results import Outcome
 
 __all__ = ["calculator", "product", "written"]
 
@@ -38,35 +38,32 @@ def calculator(tools: Sequence[Mapping[str, Any]]) -> str | None:
 
 
 def product(
-    text: str,
-    amounts: Sequence[float],
-    calls: Sequence[dict[str, Any]],
-    results: Sequence[str],
-    currency_tool: str | None,
+    text: str, amounts: Sequence[float], done: Sequence[Outcome], currency_tool: str | None
 ) -> str | None:
     """``a * b [* c]`` from the request's (``text``) untaken ``amounts`` (one at most), the rate
-    a call to ``currency_tool`` returned and the price each other call returned, or ``None`` when
-    a factor is not plain (two amounts, two prices in one result, a failed call, a rate whose base
-    is not the currency of what it multiplies) or fewer than two are found."""
-    if len(amounts) > 1 or len(calls) != len(results):
+    a call to ``currency_tool`` returned and the price each other call returned (``done``: the
+    calls since the user spoke, ``results.outcomes``), or ``None`` when a factor is not plain (two
+    amounts, two prices in one result, a rate whose base is not the currency of what it
+    multiplies) or fewer than two are found."""
+    if len(amounts) > 1:
         return None
     factors = [written(a) for a in amounts]
-    priced = [_loads(r) for c, r in zip(calls, results, strict=True) if c.get("name") != currency_tool]
-    for call, result in zip(calls, results, strict=True):
-        rate = call.get("name") == currency_tool
-        if rate and not _based(call, text, amounts, priced):
+    priced = [o.result for o in done if o.tool != currency_tool]
+    for outcome in done:
+        rate = outcome.tool == currency_tool
+        if rate and not _based(outcome.arguments, text, amounts, priced):
             return None
-        found = _numbers_under(_RATE if rate else _PRICE, _loads(result))
+        found = _numbers_under(_RATE if rate else _PRICE, outcome.result)
         if len(found) != 1:
             return None
         factors += found
     return " * ".join(factors) if len(factors) >= 2 else None
 
 
-def _based(call: dict[str, Any], text: str, amounts: Sequence[float], priced: Sequence[Any]) -> bool:
+def _based(arguments: Mapping[str, Any], text: str, amounts: Sequence[float], priced: Sequence[Any]) -> bool:
     """Whether a rate call's base currency is that of the price it multiplies (the results'
     ``currency``) or, for an amount of the request, the one named beside that amount."""
-    base = str((call.get("arguments") or {}).get("base") or "").upper()
+    base = str(arguments.get("base") or "").upper()
     if not base:
         return False
     if priced:
@@ -77,13 +74,6 @@ def _based(call: dict[str, Any], text: str, amounts: Sequence[float], priced: Se
     names = (base.lower(), *code_names(base))
     after, before = text[found.end() :].lstrip().lower(), text[: found.start()].rstrip().lower()
     return after.startswith(names) or before.endswith(names)
-
-
-def _loads(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except ValueError:
-        return None
 
 
 def _numbers_under(key: re.Pattern[str], data: Any) -> list[str]:

@@ -36,6 +36,7 @@ from ..base import ModelRequest, ModelResponse
 from .arithmetic import calculator, product
 from .evidence import declines, restates_user
 from .grounding import Evidence
+from .results import Outcome, outcomes
 from .select import select_tools, terms
 
 __all__ = [
@@ -131,7 +132,7 @@ def follow_up(
     if len(calls) == 1 and calls[0]["name"] in names and (again := _again(text, english, calls[0], language)):
         return again
     return _converted(text, calls, results, tools, language) or _computed(
-        text, calls, results, tools, language
+        text, calls, results, tools, language, outcomes(messages)
     )
 
 
@@ -192,6 +193,7 @@ def _computed(
     results: list[str],
     tools: Sequence[Mapping[str, Any]],
     language: Language,
+    done: Sequence[Outcome],
 ) -> FollowUp | None:
     """The calculator, when a result needs arithmetic: the request states an amount that no call
     took ("10 shares", "250 US dollars"), or a rate was looked up for another result's amount."""
@@ -203,7 +205,7 @@ def _computed(
     chained = len({c["name"] for c in calls}) >= 2 and _currency_tool(tools) in {c["name"] for c in calls}
     if not untaken and not chained:
         return None
-    expression = product(text, untaken, calls, results, _currency_tool(tools))
+    expression = product(text, untaken, done, _currency_tool(tools))
     arguments = {"expression": expression} if expression else None
     return FollowUp(tool, NOTES[language]["compute"].format(tool=tool), arguments)
 
