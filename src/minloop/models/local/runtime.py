@@ -18,10 +18,8 @@ from .stream import TEXT_SINK, streamed_completion
 
 __all__ = [
     "RELEVANCE_QUESTION",
-    "TRANSLATOR",
     "apply_template",
     "complete",
-    "english_of",
     "get",
     "load",
     "post",
@@ -164,23 +162,3 @@ def relevance_of(server: Any, lock: threading.Lock, body: dict[str, Any]) -> flo
     total = sum(mass.values())
     none = sum(v for k, v in mass.items() if k.strip().lower().startswith("non"))
     return 1.0 - none / total if total else 1.0
-
-
-TRANSLATOR = "You are a translator. You never answer questions; you only translate them."
-
-
-def english_of(server: Any, lock: threading.Lock, text: str) -> str:
-    """The model's English translation of ``text`` (a short completion, tools off), used only to
-    rank tools. Asked plainly ("Translate the user's message"), the 0.5B model answered most
-    Chinese requests instead ("伦敦现在几点？" became "London is currently 12:00 PM."); as a
-    translator given the text in quotes it translated most ("London is now what time?")."""
-    body = {
-        "messages": [
-            {"role": "system", "content": TRANSLATOR},
-            {"role": "user", "content": f'Translate this text into English: "{text}"'},
-        ],
-        "max_tokens": 64,
-        "temperature": 0.0,
-    }
-    reply = complete(server, lock, body, whole=True)
-    return str(reply["choices"][0]["message"].get("content") or "").strip().strip('"')

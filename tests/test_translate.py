@@ -1,0 +1,36 @@
+"""A Chinese request in English, translated by the embedded model (``translate.english_of``): a
+translation, never an answer, and never a number or address the request does not have."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from minloop.models.local.translate import _faithful, iso_dates
+
+
+def test_chinese_dates_are_written_as_iso_dates() -> None:
+    assert iso_dates("LH401 航班2026年12月10日的状态如何？") == "LH401 航班2026-12-10的状态如何？"
+    assert iso_dates("我2026年1月5号有什么安排？") == "我2026-01-05有什么安排？"
+    assert iso_dates("12月10日") == "12月10日"  # no year: left as written
+
+
+def test_a_translation_stating_what_the_request_does_not_have_is_not_faithful() -> None:
+    source = "Ada Lovelace 的邮箱地址是什么？"
+    assert _faithful("What is Ada Lovelace's email address?", source)
+    assert not _faithful("Ada Lovelace's email address is ada@lovelace.com.", source)
+    assert not _faithful("The current humidity in Paris is 55%.", "巴黎现在的湿度是多少？")
+    assert _faithful(
+        "What is the status of LH401 on 2026-12-10?", iso_dates("LH401 航班2026年12月10日的状态如何？")
+    )
+
+
+def test_the_embedded_model_translates_questions_as_questions(local: Any) -> None:
+    cases = {
+        "巴黎现在的湿度是多少？": "humidity",
+        "LH401 航班2026年12月10日的状态如何？": "2026-12-10",
+        "柏林下周的天气会怎么样？": "next week",
+    }
+    for chinese, word in cases.items():
+        english = asyncio.run(local._english_of(chinese))
+        assert english.endswith("?") and word in english.lower(), (chinese, english)
