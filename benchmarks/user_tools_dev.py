@@ -47,7 +47,7 @@ import other_tools
 import other_tools_set
 import user_tools
 import user_tools_set
-from earlier_policy import RoundTwo
+from earlier_policy import RoundThree
 from user_tools_set import GROUPS, Fact, Item
 
 from minloop import Loop, Model, RunResult
@@ -150,7 +150,7 @@ def candidates() -> dict[str, Callable[[], Model]]:
     threads = THREADS[0]
     return {
         "0.5b-before": lambda: LocalModel(guide=False, threads=threads),
-        "0.5b-round-2": lambda: RoundTwo(threads=threads),
+        "0.5b-round-3": lambda: RoundThree(threads=threads),
         "0.5b": lambda: LocalModel(threads=threads),
         "1.5b-before": lambda: LocalModel("qwen2.5-coder-1.5b", guide=False, threads=threads),
         "1.5b": lambda: LocalModel("qwen2.5-coder-1.5b", threads=threads),

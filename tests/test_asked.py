@@ -1,6 +1,7 @@
-"""An English request that names what it asks for ("the humidity") when no tool that ran gives
+"""A request that names what it asks for ("the humidity") when no tool that ran gives
 anything of it: the answer is replaced by the plain statement of what the tools gave
-(``asked.not_given``, read by ``EvidenceCheck``)."""
+(``asked.not_given``, read by ``EvidenceCheck``); and the same for a later day than the results
+give (``asked.later``) and an action no tool does (``asked.unoffered``)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 
 from minloop import tool
 from minloop.decision import Replacement
-from minloop.models.local.asked import not_given
+from minloop.models.local.asked import later, not_given, unoffered
 from minloop.models.local.evidence import EvidenceCheck
 
 
@@ -76,3 +77,83 @@ def test_a_decline_a_chinese_request_and_an_answer_to_what_was_given_stay() -> N
     assert check("巴黎现在18°C，晴。", chinese) is None
     weather = conversation("What's the weather like in Paris right now?", "get_weather", WEATHER)
     assert check("It is 18 degrees Celsius and sunny in Paris.", weather) is None
+
+
+def test_a_chinese_request_is_read_in_its_translation() -> None:
+    chinese = conversation("巴黎现在的湿度是多少？", "get_weather", WEATHER)
+    check = EvidenceCheck(menu=lambda _: MENU, english=lambda text: "What is the humidity in Paris now?")
+    assert check("巴黎的湿度是18度。", chinese) == Replacement(
+        "我无法根据工具返回的结果可靠地回答这个问题：get_weather 只给出了 city Paris, temperature 18, "
+        "unit celsius, condition sunny，没有你问的内容。"
+    )
+    assert check("工具没有提供湿度，巴黎现在18°C，晴。", chinese) is None  # a decline stays
+    weather = conversation("巴黎现在天气怎么样？", "get_weather", WEATHER)
+    asked = EvidenceCheck(menu=lambda _: MENU, english=lambda text: "What is the weather in Paris now?")
+    assert asked("巴黎现在18°C，晴。", weather) is None
+
+
+def test_a_later_day_than_the_results_give() -> None:
+    for request in ("What will the weather be in Berlin next week?", "柏林明天会下雨吗？"):
+        assert later(conversation(request, "get_weather", WEATHER)) is not None, request
+    dated = {**WEATHER, "date": "2026-12-05"}
+    assert later(conversation("What will the weather be in Paris tomorrow?", "get_weather", dated)) is None
+    assert later(conversation("What's the weather in Paris?", "get_weather", WEATHER)) is None
+    messages = conversation("What will the weather be in Berlin next week?", "get_weather", WEATHER)
+    verdict = EvidenceCheck(menu=lambda _: MENU)("Next week Berlin will be 18 degrees and sunny.", messages)
+    assert isinstance(verdict, Replacement)
+
+
+@tool
+def book_table(restaurant: str, time: str) -> dict:
+    """Book a table at a restaurant."""
+    return {}
+
+
+def test_an_action_no_tool_does() -> None:
+    book = [{"role": "user", "content": "Book me a table at Sakura in Paris for tonight."}]
+    assert unoffered(book, MENU) == "Book"  # "address book" is no booking
+    assert unoffered(book, [*MENU, book_table.spec()]) is None
+    assert unoffered([{"role": "user", "content": "帮我预订今晚巴黎 Sakura 餐厅的位子。"}], MENU) == "预订"
+    assert unoffered([{"role": "user", "content": "航班取消了吗？"}], MENU) is None  # a question
+    assert unoffered([{"role": "user", "content": "Where is my order A1234?"}], MENU) is None
+    messages = [*conversation(book[0]["content"], "get_weather", WEATHER)]
+    verdict = EvidenceCheck(menu=lambda _: MENU)("It is 18 degrees and sunny in Paris.", messages)
+    assert verdict == Replacement(
+        "I can't answer that reliably from what the tools returned: get_weather gave city Paris, "
+        "temperature 18, unit celsius, condition sunny, not what you asked for."
+    )
+
+
+OSLO = {"city": "Oslo", "temperature": 2, "unit": "celsius", "condition": "snow"}
+ENGLISH = {
+    "奥斯陆现在有多冷？": "What is the temperature in Oslo now?",
+    "订单 B7781 现在是什么状态？": "What is the status of order B7781 now?",
+    "订单 B7781 已送达。": "Order B7781 has been delivered.",
+    "伦敦现在是晴天。": "It is sunny in London now.",
+    "伦敦现在在下雨吗？": "Is it raining in London now?",
+}
+
+
+def test_a_decline_beside_a_result_that_gives_what_was_asked_is_sent_back_once() -> None:
+    from minloop.models.local.notes import GIVEN
+
+    check = EvidenceCheck(menu=lambda _: MENU, english=ENGLISH.get)
+    cold = conversation("奥斯陆现在有多冷？", "get_weather", OSLO)
+    assert check("抱歉，我无法提供奥斯陆的实时天气信息。", cold) == GIVEN["zh"]
+    answered = [*cold, {"role": "assistant", "content": "抱歉。"}, {"role": "system", "content": GIVEN["zh"]}]
+    assert check("抱歉，我无法提供奥斯陆的实时天气信息。", answered) is None  # once
+    humid = conversation("What's the humidity in Paris?", "get_weather", WEATHER)
+    assert (
+        check("The weather tool does not give the humidity.", humid) is None
+    )  # not given: the decline stays
+
+
+def test_a_chinese_answer_is_read_in_english_before_it_is_called_unused() -> None:
+    from minloop.models.local.notes import UNUSED
+
+    check = EvidenceCheck(menu=lambda _: MENU, english=ENGLISH.get)
+    order = {"order_id": "B7781", "status": "delivered", "carrier": "UPS"}
+    messages = conversation("订单 B7781 现在是什么状态？", "get_order_status", order)
+    assert check("订单 B7781 已送达。", messages) is None
+    rain = {"city": "London", "temperature": 14, "condition": "light rain"}
+    assert check("伦敦现在是晴天。", conversation("伦敦现在在下雨吗？", "get_weather", rain)) == UNUSED["zh"]

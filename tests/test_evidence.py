@@ -380,3 +380,15 @@ def test_the_plain_statement_quotes_what_the_tools_returned_since_the_user_spoke
     )
     assert plain_statement(asked[:4], "en") == DECLINES["en"]  # no result since the user spoke
     assert declines(said) and declines(plain_statement(asked, "en"))
+
+
+def test_an_address_is_found_only_as_written() -> None:
+    asked = [{"role": "user", "content": "Ada Lovelace 的邮箱地址是什么？"}]
+    assert unsupported("Ada Lovelace 的邮箱地址是 Ada.Lovelace@ada.com。", evidence_of(asked)) == [
+        "Ada.Lovelace@ada.com"
+    ]
+    found = [*asked, {"role": "tool", "content": '{"email": "ada.lovelace@example.com"}'}]
+    assert unsupported("Ada Lovelace 的邮箱地址是Ada.Lovelace@example.com。", evidence_of(found)) == []
+    assert unsupported("See https://example.com/docs for more.", evidence_of(asked)) == [
+        "https://example.com/docs"
+    ]

@@ -1,5 +1,5 @@
 """A first answer the evidence check rejects, or a first decline, when the request names a tool,
-is decided again with a call required (``policy.insisted``): which requests, and with which tools."""
+is decided again with a call required (``insist.insisted``): which requests, and with which tools."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import asyncio
 from typing import Any
 
 from minloop import ModelRequest, ModelResponse, tool
-from minloop.models.local import policy
+from minloop.models.local import insist
 from minloop.models.local.evidence import EvidenceCheck
 
 
@@ -47,8 +47,15 @@ def get_flight_status(flight: str, date: str) -> dict:
     return {}
 
 
+@tool
+def get_stock_quote(symbol: str) -> dict:
+    """Get the latest share price of a company by its stock ticker symbol, e.g. "AAPL" for Apple."""
+    return {}
+
+
 SPECS = [
     get_flight_status.spec(),
+    get_stock_quote.spec(),
     list_files.spec(),
     current_time.spec(),
     calculator.spec(),
@@ -73,7 +80,7 @@ def insisted(
 
     request = ModelRequest(messages or [{"role": "user", "content": prompt}], SPECS)
     first = ModelResponse(message={"role": "assistant", "content": answer})
-    got = asyncio.run(policy.insisted(request, first, decide, EvidenceCheck(), english))
+    got = asyncio.run(insist.insisted(request, first, decide, EvidenceCheck(), english))
     return got.message, asked
 
 
@@ -132,3 +139,9 @@ def test_after_a_call_the_answer_stays() -> None:
     messages = [{"role": "user", "content": "Which Python file here is the biggest?"}, CALL, result]
     answer = "The biggest is notes.md, 1000 bytes."
     assert insisted("", answer, messages=messages) == ({"role": "assistant", "content": answer}, [])
+
+
+def test_a_tool_is_named_by_its_description_too() -> None:
+    message, asked = insisted("What is Microsoft's share price?", "Microsoft's share price is 100 dollars.")
+    assert message == CALL and [t["function"]["name"] for t in asked[0].tools] == ["get_stock_quote"]
+    assert insist.named_by(get_stock_quote.spec()) == {"stock", "quot", "share", "price", "ticker", "symbol"}

@@ -13,11 +13,12 @@ from minloop.builtins import calculator
 from minloop.decision import Replacement
 from minloop.models.local import LocalModel
 from minloop.models.local.chinese import CHINESE, in_english, latin_names
+from minloop.models.local.copied import asked_again
 from minloop.models.local.decoding import renderable
 from minloop.models.local.evidence import EvidenceCheck
 from minloop.models.local.grounding import Evidence
 from minloop.models.local.notes import plain_statement
-from minloop.models.local.policy import asked_again, follow_up
+from minloop.models.local.policy import follow_up
 
 
 @tool
@@ -205,6 +206,14 @@ def test_the_plain_statement_says_what_happened_in_words() -> None:
     )
     assert plain_statement([{"role": "user", "content": "新闻？"}], "zh", SPECS[:2]) == (
         "我无法可靠地回答这个问题：我的工具都不提供这项信息。现有工具：get_weather、get_stock_quote。"
+    )
+    shares = [{"role": "user", "content": "What is Microsoft's share price?"}]  # a tool it names, not called
+    assert plain_statement(shares, "en", SPECS[:2]) == (
+        "I can't answer that reliably: I could not call get_stock_quote with what your request gives."
+    )
+    english = "What is the share price of Microsoft?"
+    assert plain_statement([{"role": "user", "content": "微软的股价是多少？"}], "zh", SPECS[:2], english) == (
+        "我无法可靠地回答这个问题：无法用你的请求中给出的信息调用 get_stock_quote。"
     )
 
 

@@ -24,7 +24,7 @@ from ...guard import ensure_not_in_tool
 from ...language import user_language
 from ...messages import Message
 from ..base import ModelRequest, ModelResponse, TextDelta
-from . import chinese, policy
+from . import chinese, copied, insist, policy
 from .decoding import (
     ANSWER,
     answer_schema,
@@ -40,9 +40,10 @@ from .grammar import COMPACT_AFTER, Unguided
 from .grounding import ground_calls
 from .loaded import Loaded
 from .prefix_cache import PrefixCache
-from .runtime import apply_template, complete, english_of, relevance_of, tokenize
+from .runtime import apply_template, complete, relevance_of, tokenize
 from .select import SELECT_ABOVE, SELECT_TOKENS, narrowed, narrowing
 from .stream import Repetition, streamed_call
+from .translate import Translations
 from .watch import CallWatch
 
 __all__ = ["LocalModel"]
@@ -54,18 +55,14 @@ ABSTAIN_TOKENS = 64  # the short answer after a call on invented values or an un
 class LocalModel(Loaded):
     """An embedded GGUF model implementing the ``Model`` protocol.
 
-    ``grounded`` (default on) is its decision policy for tool calls, see
-    ``minloop.models.local.grounding``: optional arguments whose values the conversation does not
-    give are dropped (the function's default applies; for a request in English the model writes
-    every plain option and only the stated ones stay, see ``_fills``), and a call whose
-    *required* values are not in the conversation is not made (nor a call cut off by the token
-    limit, whose value ran on past it; ``watch`` stops it at the first such value): the model is
-    asked once more, tools off, for a short answer (``ABSTAIN_TOKENS``): a direct reply, or a
-    request for the missing values. Measured with ``minloop eval bfcl``, this is what makes a
-    0.5B model abstain when no offered tool serves the request. ``gate`` (off) is the older
-    relevance gate, see ``relevance``. ``parallel`` lets one decision hold several calls
-    (``{"calls": [...]}``). A typed answer (``ModelRequest.output_schema``) is decoded under its
-    schema.
+    ``grounded`` (default on) is its decision policy for tool calls (``.grounding``): optional
+    arguments whose values the conversation does not give are dropped (see ``_fills``), and a call
+    whose *required* values are not in the conversation is not made (nor one cut off by the token
+    limit; ``watch`` stops it at the first such value): the model is asked once more, tools off,
+    for a short answer (``ABSTAIN_TOKENS``). Measured with ``minloop eval bfcl``, this is what makes
+    a 0.5B model abstain when no offered tool serves the request. ``gate`` (off) is the older
+    relevance gate (``relevance``). ``parallel`` lets one decision hold several calls. A typed
+    answer (``ModelRequest.output_schema``) is decoded under its schema.
 
     ``select_above`` (default ``SELECT_ABOVE``; ``None``: never) and ``select_tokens`` (default
     ``SELECT_TOKENS``; ``None``: count tools only): a menu of more tools, or whose definitions
@@ -84,17 +81,16 @@ class LocalModel(Loaded):
     ``minloop.models.local.evidence.EvidenceCheck`` (an answer that uses no tool result is
     declined at once, since the second try has tools off), which a ``Loop`` uses unless
     ``Controls(answer_check=...)`` names another, and grounding maps argument values onto their
-    parameter's vocabulary (the time zone of "东京"). ``honest`` (off) adds one sentence to the
-    format instruction, in the user's language: state only facts the user or a tool gave, and
-    say what is missing when no tool provides it. Measured on ``benchmarks/faithful.py``, it made
-    the 0.5B model answer Chinese requests without calling its tools, so it is off.
+    parameter's vocabulary (the time zone of "东京"). ``honest`` (off) adds a sentence to the format
+    instruction: state only facts the user or a tool gave (it made the 0.5B skip its tools).
 
     ``guide`` (on) steers decisions with a user's own tools (``minloop.models.local.policy``): a
     Chinese request is translated once, so a large English menu is ranked by its English words
     and a call's English values ("MSFT" for "微软") are grounded; a menu no word matches is shown
     whole when it fits; a Chinese request is answered in Chinese; after one result, the call the
-    request still needs is made (the other of two named things, a currency, the calculator); and
-    a call that copies its tool's own example is asked for once more.
+    request still needs is made (the other of two named things, a currency, the calculator); a
+    call that copies its tool's own example takes the request's one value of the same shape
+    ("LH401" for "BA117"), else is asked for once more.
     """
 
     structured_output = True
@@ -143,9 +139,10 @@ class LocalModel(Loaded):
         self.guide = guide
         # its second try has tools off, so an answer that used no tool result is declined at once
         self._menus: dict[str, list[dict[str, Any]]] = {}  # the tools offered, by the first user message
-        check = EvidenceCheck(resend_unused=False, menu=self._menu_of)
+        self._english = Translations(self._server)  # texts translated, by the model, once each
+        translated = lambda text: self._english.now(text) or None  # the check reads answers too
+        check = EvidenceCheck(resend_unused=False, menu=self._menu_of, english=translated)
         self.answer_check: EvidenceCheck | None = check if faithful else None
-        self._english: dict[str, str] = {}  # requests translated for tool selection
 
     def plain(self) -> LocalModel:
         """This model without minloop's decision policy (no grounding, gate, evidence check or tool
@@ -188,7 +185,7 @@ class LocalModel(Loaded):
             messages = [*request.messages, {"role": "system", "content": note}]
             request = replace(request, messages=messages, tool_choice="none")
         response, check = await self._call(request), self.answer_check if self.guide else None
-        return await policy.insisted(request, response, self._call, check, self._english.get(text))
+        return await insist.insisted(request, response, self._call, check, self._english.get(text))
 
     async def _call(
         self, request: ModelRequest, followed: bool = False, grounds_in: Sequence[Message] | None = None
@@ -206,7 +203,7 @@ class LocalModel(Loaded):
         # The evidence check sent the answer back: answer again from what is there, tools off, briefly.
         retry_answer = self.faithful and bool(request.messages) and is_note(request.messages[-1])
         request = replace(request, tool_choice="none") if retry_answer else request
-        body = self.body(request)
+        body = copied.banning(self.body(request), request.messages, lambda text: tokenize(server, text))
         if retry_answer:
             body["max_tokens"] = min(self.sampling["max_tokens"], ABSTAIN_TOKENS)
         prefix = f"call_{sum(m.get('role') == 'assistant' for m in request.messages) + 1}"
@@ -228,8 +225,10 @@ class LocalModel(Loaded):
         if not missing:
             return replace(response, message=message)
         read = watch.arguments if watch is not None and watch.missing else None
-        if self.guide and not followed and (copied := policy.asked_again(request, message, missing, read)):
-            return await self._call(copied, True, request.messages)  # the tool's own example: once more
+        if self.guide and (again := copied.asked_again(request, message, missing, read)):
+            if isinstance(again, dict):  # the request's own value of the example's shape
+                return replace(response, message=again)
+            return await self._call(again, True, request.messages)  # the tool's own example: once more
         # A call resting on invented values is not made: the model answers, told what is missing.
         note = {"role": "system", "content": ungrounded_note(missing, user_language(request.messages))}
         retry = replace(request, messages=[*request.messages, note], tool_choice="none")
@@ -311,18 +310,15 @@ class LocalModel(Loaded):
         whole = not self.guide and await asyncio.to_thread(self._fits, request)
         if not unranked or not isinstance(text, str) or whole:
             return narrow  # narrowed, small, or cannot be ranked and fits the window whole
-        return self.narrowed(request, await self._english_of(text))
+        english = await self._english_of(text)  # "" when the translation was not faithful
+        return self.narrowed(request, english) if english else narrow
 
     def _menu_of(self, messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]] | None:
         return self._menus.get(policy.opening(messages))
 
     async def _english_of(self, text: str) -> str:
         """The model's English translation of a user's ``text`` (once per text)."""
-        if text not in self._english:
-            self._english = {} if len(self._english) >= 256 else self._english
-            server, lock = self._server()
-            self._english[text] = await asyncio.to_thread(english_of, server, lock, text)
-        return self._english[text]
+        return await asyncio.to_thread(self._english.now, text)
 
     def _evidence(self, messages: Sequence[Message]) -> list[Message]:
         """What a call's values are grounded in: the conversation, and the English translation

@@ -9,8 +9,19 @@ the 0.5B model answered such requests from the nearest field: "The humidity in P
 degrees Celsius" from a weather result that holds the temperature and the sky; the evidence
 check let it through, because 18 is in the result.
 
-Words are compared by their stems (``select.terms``), so "prices" finds "price". A request in
-another language than English is left alone: its words cannot be looked for in English results.
+Words are compared by their stems (``select.terms``), so "prices" finds "price". A Chinese
+request is read in its English translation, when the model made one (``translate``): its words
+cannot be looked for in English results.
+
+Two more rules read what a request asks for:
+
+* ``later``: a request about a later day ("next week", "tomorrow", "下周", "明天") that the tools
+  served without a date: no call was given a date and no result has one. The 0.5B model answered
+  "What will the weather be in Berlin next week?" with today's weather, stated as next week's.
+* ``unoffered``: a request to do something ("Book me a table", "帮我预订...") whose verb no
+  offered tool has in its name or as the first word of its description (the verb of what it
+  does: "Find a person in the address book" does not book). The 0.5B model answered it with
+  the weather.
 """
 
 from __future__ import annotations
@@ -23,7 +34,7 @@ from typing import Any
 from .results import outcomes
 from .select import terms
 
-__all__ = ["not_given"]
+__all__ = ["beyond", "given", "last_said", "later", "not_given", "unoffered"]
 
 _OWNER = r"(?:the\s+|my\s+|your\s+|(?:[A-Z][\w.-]*\s+)*[A-Z][\w.-]*(?:'s|’s)\s+)?"
 _ASKED = re.compile(
@@ -39,23 +50,121 @@ _VAGUE = frozenset(
 
 
 def not_given(
-    messages: Sequence[Mapping[str, Any]], menu: Sequence[Mapping[str, Any]] | None = None
+    messages: Sequence[Mapping[str, Any]],
+    menu: Sequence[Mapping[str, Any]] | None = None,
+    english: str | None = None,
 ) -> str | None:
-    """The thing the user's last message names after "what is" when a word of it is in none of
-    the results of the tools that served since then, their names or their descriptions in
-    ``menu``; ``None`` when it is there, nothing is named, or no tool served."""
-    said = [m.get("content") for m in messages if m.get("role") == "user"]
-    found = _ASKED.search(said[-1]) if said and isinstance(said[-1], str) else None
+    """The thing the user's last message (or its translation, ``english``) names after "what is"
+    when a word of it is in none of the results of the tools that served since then, their names
+    or their descriptions in ``menu``; ``None`` when it is there, nothing is named, or no tool
+    served."""
+    read = _read(messages, menu, english)
+    return read[0] if read is not None and not read[1] else None
+
+
+def given(
+    messages: Sequence[Mapping[str, Any]],
+    menu: Sequence[Mapping[str, Any]] | None = None,
+    english: str | None = None,
+) -> bool:
+    """Whether every word of the thing the request names after "what is" is in what the tools
+    that served gave (as ``not_given`` reads it): then a decline contradicts the results."""
+    read = _read(messages, menu, english)
+    return read is not None and read[1]
+
+
+def _read(
+    messages: Sequence[Mapping[str, Any]], menu: Sequence[Mapping[str, Any]] | None, english: str | None
+) -> tuple[str, bool] | None:
+    """The thing named after "what is", and whether the tools that served gave all its words."""
+    found = _ASKED.search(english or last_said(messages))
     served = [o for o in outcomes(messages) if o.kind == "served"]
-    if found is None or not served:
+    wanted = [t for t in terms(found["what"]) if t not in _VAGUE] if found else []
+    if found is None or not served or not wanted:
         return None
-    wanted = [t for t in terms(found["what"]) if t not in _VAGUE]
     names = {o.tool for o in served}
     described = [
         f"{spec.get('name', '')} {spec.get('description', '')}"
         for spec in (tool.get("function") or {} for tool in menu or ())
         if spec.get("name") in names
     ]
-    given = " ".join([*names, *described, *(json.dumps(o.result, ensure_ascii=False) for o in served)])
-    have = set(terms(given.replace("_", " ")))
-    return found["what"] if wanted and not set(wanted) <= have else None
+    text = " ".join([*names, *described, *(json.dumps(o.result, ensure_ascii=False) for o in served)])
+    return found["what"], set(wanted) <= set(terms(text.replace("_", " ")))
+
+
+_LATER = re.compile(
+    r"\b(?:tomorrow|next\s+(?:week|month|year|weekend|monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+    r"|in\s+(?:a|two|three|\d+)\s+(?:days?|weeks?|months?))\b|明天|明日|后天|下周|下星期|下礼拜|下个?月|明年",
+    re.IGNORECASE,
+)
+_DATED = re.compile(
+    r"\d{4}-\d{1,2}-\d{1,2}|\d{1,2}/\d{1,2}/\d{2,4}|forecast|tomorrow|day|week", re.IGNORECASE
+)
+
+
+def later(messages: Sequence[Mapping[str, Any]], english: str | None = None) -> str | None:
+    """The later day the user's last message asks about ("next week", "明天") when tools served
+    since then and none was given a date nor returned one (see the module), else ``None``."""
+    found = _LATER.search(last_said(messages)) or (_LATER.search(english) if english else None)
+    served = [o for o in outcomes(messages) if o.kind == "served"]
+    if found is None or not served:
+        return None
+    dated = any(_DATED.search(f"{json.dumps(o.arguments)} {json.dumps(o.result)}") for o in served)
+    return None if dated else found[0]
+
+
+_ACTION_ZH_AT = re.compile(
+    r"^(?:请|帮我|帮忙|给我|替我|麻烦你?|我要|我想|能不能|可以)*\s*(?P<verb>预订|预定|订购|购买|取消|发送|支付|转账|删除)"
+)
+_ACTION_EN = re.compile(
+    r"^(?:(?:please|can you|could you|would you|help me|i want to|i'd like to)\s+)*"
+    r"(?P<verb>book|reserve|buy|purchase|order|cancel|send|schedule|pay|transfer|delete|call)\b",
+    re.IGNORECASE,
+)
+_ACTION_ZH = {
+    "预订": "book reserve",
+    "预定": "book reserve",
+    "订购": "order buy",
+    "购买": "buy purchase",
+    "取消": "cancel",
+    "发送": "send",
+    "支付": "pay",
+    "转账": "transfer",
+    "删除": "delete",
+}
+
+
+def unoffered(messages: Sequence[Mapping[str, Any]], menu: Sequence[Mapping[str, Any]] | None) -> str | None:
+    """The verb of a request to do something ("Book me a table", "帮我预订") when no tool of
+    ``menu`` has it in its name or as the first word of its description, else ``None``."""
+    text = last_said(messages).strip()
+    found = _ACTION_EN.match(text)
+    found = found or _ACTION_ZH_AT.match(text)
+    verb = found["verb"] if found else None
+    if verb is None or not menu:
+        return None
+    wanted = set(terms(_ACTION_ZH.get(verb, verb)))
+    specs = [t.get("function") or {} for t in menu]
+    # what a tool does is in its name ("book_table") or its description's first word ("Book a table")
+    does = [f"{s.get('name', '')} {str(s.get('description', '')).strip().partition(' ')[0]}" for s in specs]
+    return None if wanted & set(terms(" ".join(does).replace("_", " "))) else verb
+
+
+def last_said(messages: Sequence[Mapping[str, Any]]) -> str:
+    """The text of the user's last message."""
+    said = [m.get("content") for m in messages if m.get("role") == "user"]
+    return said[-1] if said and isinstance(said[-1], str) else ""
+
+
+def beyond(
+    messages: Sequence[Mapping[str, Any]],
+    menu: Sequence[Mapping[str, Any]] | None,
+    english: str | None,
+    language: str,
+) -> str | None:
+    """What the user's last message asks for that the tools did not give or cannot do (the three
+    rules above), else ``None``. A Chinese request's "what is" is read in ``english``, its
+    translation, and not at all without one."""
+    readable = language == "en" or bool(english)
+    asked = not_given(messages, menu, None if language == "en" else english) if readable else None
+    return asked or later(messages, english) or unoffered(messages, menu)

@@ -20,8 +20,9 @@ Three rules read the results call by call (``minloop.models.local.results``): wh
 since the user spoke failed or found nothing, an answer that does not say so is replaced by the
 plain statement at once; when the last call computed a number (a calculator) or a tool was
 called for several things, an answer that leaves out that number, or uses nothing of one of the
-results, is sent back once, with a note naming it. A fourth (``asked.not_given``) replaces an
-answer to an English request that names what no tool that ran gives ("the humidity").
+results, is sent back once, with a note naming it. A fourth (``asked.beyond``) replaces an
+answer to a request that names what no tool that ran gives ("the humidity"), asks about a later
+day than the results give, or asks for an action no tool does ("Book me a table").
 
 What counts as found, deliberately lenient so that honest answers pass:
 
@@ -33,7 +34,8 @@ What counts as found, deliberately lenient so that honest answers pass:
 * any other number equal to one in the evidence outside clock readings (so the "20" of a 20:03
   reading supports neither "20°C" nor "20%" nor "20 degrees"), or to it rounded (3.14 for 3.14159, 700万 for
   7006652 within 0.5%); a bare number may name a reading's hour; 0, 1 and list markers ("1.");
-* a name when most of its words appear in the evidence (or name the same time zone).
+* a name when most of its words appear in the evidence (or name the same time zone);
+* an e-mail address or a link when the evidence has it as written (any case).
 """
 
 from __future__ import annotations
@@ -48,9 +50,9 @@ from typing import Any
 from ...decision import Replacement
 from ...language import Language, numbers_in, user_language
 from .arithmetic import written
-from .asked import not_given
+from .asked import beyond, given, last_said
 from .grounding import Evidence
-from .notes import COMPUTED, HONESTY, LEFT_OUT, NOTES, READING, SEPARATOR, UNUSED, plain_statement
+from .notes import COMPUTED, GIVEN, HONESTY, LEFT_OUT, NOTES, READING, SEPARATOR, UNUSED, plain_statement
 from .results import left_out, uncomputed, unserved
 from .stream import sentences
 from .times import TIME, hour_in, placed, readings, said, shown, stated, time_of
@@ -73,6 +75,7 @@ _FACT = re.compile(
     r"(?<![A-Za-z0-9_.])\d[\d,]*(?:\.\d+)?(?:\s?(?:°[CF]?|℃|%|％|[万亿千百]+|[a-zA-Z]{1,3}\b))?"
     r"|(?<![\d.])[零〇一二两三四五六七八九十百千万亿]{2,}(?:点[零〇一二三四五六七八九]+)?"
 )
+_ADDRESS = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+|https?://[^\s，。、）)]+")
 _LIST_MARKER = re.compile(r"^\s*(\d{1,2})[.)]\s", re.MULTILINE)
 _DECLINE = re.compile(
     r"can't|cannot|can not|unable|(?:don't|do not|does not|doesn't|did not|didn't) "
@@ -151,6 +154,9 @@ def _unsupported(answer: str, evidence: Evidence, clock: bool) -> list[str]:
         words = words[1:] if words[0] in _LEADING else words
         if len(words) >= 2 and not evidence.has(" ".join(words)):
             facts.setdefault(" ".join(words))
+    for match in _ADDRESS.finditer(answer):  # an e-mail address or a link, as written
+        if match.group().lower() not in evidence.text.lower():
+            facts.setdefault(match.group())
     return list(facts)
 
 
@@ -207,7 +213,8 @@ class EvidenceCheck:
     answer that uses no tool result is not sent back but ends the run at once: a model that
     answers the note with tools off (as the embedded model does) has nothing new to go on.
     ``menu`` gives the tools a conversation was offered, so that a statement made when no tool
-    ran names what they do.
+    ran names what they do; ``english`` the English translation of a Chinese request, when one
+    was made, so that what it asks for is read (``asked.beyond``).
     """
 
     retries: int = 1
@@ -216,22 +223,28 @@ class EvidenceCheck:
     menu: Callable[[Sequence[Mapping[str, Any]]], Sequence[Mapping[str, Any]] | None] | None = field(
         default=None, compare=False
     )  # the tools offered in a conversation, for a statement that names what they do
+    english: Callable[[str], str | None] | None = field(default=None, compare=False)  # a translation made
 
     def __call__(self, answer: str, messages: Sequence[Mapping[str, Any]]) -> str | Replacement | None:
         language = user_language(messages)
         if unserved(messages) and not declines(answer):  # every call failed or found nothing
             return Replacement(plain_statement(messages, language))
         menu = self.menu(messages) if self.menu is not None else None
-        if language == "en" and not declines(answer) and not_given(messages, menu):  # "the humidity"
-            return Replacement(plain_statement(messages, language))
+        english = self.english(last_said(messages)) if self.english and language == "zh" else None
+        if not declines(answer) and beyond(messages, menu, english, language):  # "the humidity"
+            return Replacement(plain_statement(messages, language, menu, english))
+        if declines(answer) and _rejected(messages) < self.retries and given(messages, menu, english):
+            return GIVEN[self.note_language or language]  # "I can't tell the temperature" beside it
         facts = unsupported(answer, evidence_of(messages))
         drawn = draws_on_tools(answer, messages)
         unused = not facts and drawn is False and not declines(answer) and not restates_user(answer, messages)
+        if unused and language == "zh" and self.english is not None:  # "已送达" for "delivered"
+            unused = not draws_on_tools(self.english(answer) or "", _also_said(messages, english))
         if not facts and not unused:
             return self._left_out(answer, messages)
         if _rejected(messages) >= self.retries or not (drawn or self.resend_unused):
             return Replacement(
-                plain_statement(messages, language, menu)
+                plain_statement(messages, language, menu, english)
             )  # the invented facts are not repeated
         note = self.note_language or language
         if unused:
@@ -282,7 +295,7 @@ class AnswerWatch:
 def is_note(message: Mapping[str, Any]) -> bool:
     """Whether ``message`` is the check's note sending an unsupported answer back."""
     content = message.get("content")
-    starts = [note.split("{facts}")[0] for note in NOTES.values()] + list(UNUSED.values())
+    starts = [note.split("{facts}")[0] for note in NOTES.values()] + [*UNUSED.values(), *GIVEN.values()]
     starts += [note.split("{tool}")[0] for note in (*LEFT_OUT.values(), *COMPUTED.values())]
     return message.get("role") != "user" and isinstance(content, str) and content.startswith(tuple(starts))
 
@@ -364,6 +377,15 @@ def _rounded_among(value: float, numbers: Sequence[float]) -> bool:
     """Whether ``value`` is one of ``numbers`` rounded to its own decimals ("381.89" for 381.892)."""
     decimals = 0 if value.is_integer() else len(repr(value).partition(".")[2])
     return any(abs(value - n) <= max(0.5 * 10**-decimals, 1e-9 * max(1.0, abs(n))) for n in numbers)
+
+
+def _also_said(messages: Sequence[Mapping[str, Any]], english: str | None) -> list[Mapping[str, Any]]:
+    """``messages`` with the user's last message followed by its translation (in the same message)."""
+    at = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
+    if at < 0 or not english:
+        return list(messages)
+    said = {**messages[at], "content": f"{messages[at].get('content')} {english}"}
+    return [*messages[:at], said, *messages[at + 1 :]]
 
 
 def _rejected(messages: Sequence[Mapping[str, Any]]) -> int:

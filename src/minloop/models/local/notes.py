@@ -9,10 +9,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...language import Language
+from .select import named_by, terms
 
 __all__ = [
     "COMPUTED",
     "DECLINES",
+    "GIVEN",
     "HONESTY",
     "LEFT_OUT",
     "NOTES",
@@ -60,6 +62,10 @@ LEFT_OUT: dict[Language, str] = {
     ),
     "zh": "你的回答漏掉了 {tool} 对 {what} 返回的结果。请根据上面每一次调用的结果重新回答，用户问到的每一项都要回答。",
 }
+GIVEN: dict[Language, str] = {
+    "en": "The tool results above give what the user asked for. Answer from them.",
+    "zh": "上面的工具结果已经给出了用户所问的内容。请根据这些结果用中文回答。",
+}
 COMPUTED: dict[Language, str] = {
     "en": "Your answer leaves out what {tool} computed: {value}. Answer again with that number.",
     "zh": "你的回答漏掉了 {tool} 算出的结果：{value}。请用这个数字重新回答。",
@@ -75,6 +81,10 @@ DECLINES: dict[Language, str] = {
 NO_TOOL: dict[Language, str] = {
     "en": "I can't answer that reliably: none of my tools provides it. They can {what}.",
     "zh": "我无法可靠地回答这个问题：我的工具都不提供这项信息。现有工具：{what}。",
+}
+UNCALLED: dict[Language, str] = {
+    "en": "I can't answer that reliably: I could not call {tools} with what your request gives.",
+    "zh": "我无法可靠地回答这个问题：无法用你的请求中给出的信息调用 {tools}。",
 }
 SEPARATOR: dict[Language, str] = {"en": ", ", "zh": "、"}
 RETURNED: dict[Language, str] = {
@@ -105,18 +115,24 @@ def plain_statement(
     messages: Sequence[Mapping[str, Any]],
     language: Language,
     menu: Sequence[Mapping[str, Any]] | None = None,
+    english: str | None = None,
 ) -> str:
     """The statement that ends a run whose answer stays unsupported, in plain words: that the
     model cannot answer reliably, and what each tool run since the user last spoke did (the last
     three): what it gave, that it found nothing, or that it failed and why. When no tool ran, it
-    names what the tools of ``menu`` do (when given). It says nothing the tools did not, and
+    names the tools of ``menu`` the request names (``select.named_by``; read in ``english``, its
+    translation, when given), which could not be called with what it gives, or else what they do. It says nothing the tools did not, and
     never shows a tool's raw JSON or the run's trace id."""
     results = list(dict.fromkeys(_results(messages, language)))[-3:]
     if results:
         return RETURNED[language].format(results=_BETWEEN[language].join(results))
-    if menu:
-        return NO_TOOL[language].format(what=_abilities(menu, language))
-    return DECLINES[language]
+    if not menu:
+        return DECLINES[language]
+    said = english or next((str(m.get("content")) for m in reversed(messages) if m.get("role") == "user"), "")
+    named = [str(spec["function"].get("name")) for spec in menu if set(terms(said)) & named_by(spec)]
+    if named:  # the request names tools, but no call to them rested on what it gives
+        return UNCALLED[language].format(tools=SEPARATOR[language].join(named[:3]))
+    return NO_TOOL[language].format(what=_abilities(menu, language))
 
 
 def _results(messages: Sequence[Mapping[str, Any]], language: Language) -> list[str]:

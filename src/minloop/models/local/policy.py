@@ -14,39 +14,28 @@ weather tool for a Chinese request about a restaurant. Two rules here steer it:
   amount times a price or a rate, its expression written by ``arithmetic.product`` when each
   number is plain to read. Grounding still checks the call's values, and each rule applies once
   per request;
-* ``insisted``: a first decision that answered with a fact nobody gave (the answer check rejects
-  it), that declined, or that only gave back the request's own numbers, is made again with a
-  call required, among the tools whose names share a word with the request (in English, for a
-  Chinese request: "file" and ``list_files``; the words that say what a tool does, "find" or
-  "list", do not count); grounding checks that call as any other. The 0.5B model answered
-  "Which Python file here is the biggest?" with a made-up file, beside a tool that lists files
-  largest first, and declined "帮我在巴黎找一家日本餐厅。" beside ``search_restaurants``.
+* ``insist.insisted`` (a module of its own): a first answer made up, a decline or the request
+  given back, decided again with a call required.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from ...language import Language, code_names, user_language
-from ..base import ModelRequest, ModelResponse
+from ...language import Language, code_names
 from .arithmetic import calculator, product
-from .evidence import declines, restates_user
 from .grounding import Evidence
 from .results import Outcome, outcomes
-from .select import select_tools, terms
 
 __all__ = [
     "FollowUp",
-    "asked_again",
     "called",
-    "copied_example",
     "currencies_in",
     "follow_up",
-    "insisted",
     "opening",
     "repeats",
     "results_note",
@@ -64,8 +53,6 @@ _BOTH_ZH = re.compile(
 _LEAD = re.compile(r"^(?:现在|今天|明天|目前|请|帮我|查一下)+")
 # An amount: a number not inside a date, a time, an id or a code ("A1234", "2026-12-05", "BA117").
 _AMOUNT = re.compile(r"(?<![A-Za-z0-9_.:/-])\d+(?:\.\d+)?(?![A-Za-z0-9_:/-]|\.\d|\s*[年月日号点时分])")
-# What a tool's name says it does rather than what it is about ("find" in find_contact).
-_ACTIONS = frozenset(terms("get find search list look lookup show check fetch query read make set run call"))
 _CURRENCY_PARAMETER = re.compile(r"currenc|iso 4217|货币|币种", re.IGNORECASE)
 _CURRENCY_WORDS = re.compile(r"[A-Za-z]+(?:\s+[A-Za-z]+)?|[\u4e00-\u9fff]{1,4}")
 _COMMON = ("USD", "EUR", "GBP", "JPY", "CNY", "CHF", "HKD", "CAD", "AUD", "KRW", "INR", "SGD", "RUB", "BRL")
@@ -288,32 +275,6 @@ def repeats(message: Mapping[str, Any], messages: Sequence[Mapping[str, Any]]) -
     )
 
 
-COPIED: dict[Language, str] = {
-    "en": '"{value}" is only the example in the description of {tool}, not what the user asked for. '
-    "Call {tool} with the {argument} of what the user asked about.",
-    "zh": "“{value}”只是 {tool} 说明中的示例，不是用户问的内容。请用用户所问对象的 {argument} 调用 {tool}。",
-}
-
-
-def copied_example(
-    spec: Mapping[str, Any], arguments: Mapping[str, Any], lost: Sequence[str], language: Language
-) -> str | None:
-    """A note for a call whose ungrounded value is the example its tool's description gives
-    ("AAPL" from 'the ticker symbol, e.g. "AAPL" for Apple', asked about Microsoft), else ``None``."""
-    fn = spec.get("function") or {}
-    props = (fn.get("parameters") or {}).get("properties") or {}
-    for name in lost:
-        value = arguments.get(name)
-        texts = [str(fn.get("description") or ""), str((props.get(name) or {}).get("description") or "")]
-        if (
-            isinstance(value, str)
-            and value.strip()
-            and any(f'"{value}"' in t or f"'{value}'" in t for t in texts)
-        ):
-            return COPIED[language].format(value=value, tool=fn.get("name"), argument=name.replace("_", " "))
-    return None
-
-
 ALL_RESULTS: dict[Language, str] = {
     "en": "Answer with every result above, for each thing the user asked about.",
     "zh": "现在根据上面的每一项结果，用中文回答用户。",
@@ -326,31 +287,6 @@ def results_note(messages: Sequence[Mapping[str, Any]], language: Language) -> s
     _, calls, results = since_user(messages)
     fine = [r for r in results if '"code": "ERR_' not in r]
     return ALL_RESULTS[language] if len(calls) >= 2 and len(fine) >= 2 else None
-
-
-def asked_again(
-    request: ModelRequest,
-    message: Mapping[str, Any],
-    missing: Mapping[str, list[str]],
-    arguments: Mapping[str, Any] | None = None,
-) -> ModelRequest | None:
-    """The request again, forced to the same tool with a note, when its one call's ungrounded
-    value is the example of the tool's description (``copied_example``); ``arguments`` are the
-    call's as read when it was stopped, else they are read from ``message``."""
-    calls = message.get("tool_calls") or []
-    name = next(iter(missing)) if len(missing) == 1 else None
-    spec = next((t for t in request.tools if t["function"]["name"] == name), None)
-    if not arguments and len(calls) == 1:
-        arguments = _arguments(calls[0]["function"].get("arguments"))
-    if spec is None or name is None or not arguments:
-        return None
-    note = copied_example(spec, arguments, missing[name], user_language(request.messages))
-    if note is None:
-        return None
-    forced = {"type": "function", "function": {"name": name}}
-    return replace(
-        request, messages=[*request.messages, {"role": "system", "content": note}], tool_choice=forced
-    )
 
 
 def called(follow: FollowUp, messages: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -368,32 +304,3 @@ def called(follow: FollowUp, messages: Sequence[Mapping[str, Any]]) -> dict[str,
 def opening(messages: Sequence[Mapping[str, Any]]) -> str:
     """The first user message's text: what a conversation's offered tools are kept by."""
     return next((str(m.get("content")) for m in messages if m.get("role") == "user"), "")
-
-
-Decide = Callable[[ModelRequest, bool, Any], Awaitable[ModelResponse]]  # LocalModel._call
-
-
-async def insisted(
-    request: ModelRequest, response: ModelResponse, decide: Decide, check: Any, english: str | None
-) -> ModelResponse:
-    """``response``, or the decision made again with a call required when it is a first answer
-    that ``check`` rejects, or a decline, and the request names tools (see the module). ``decide(request,
-    grounded, grounds_in)`` makes a decision; ``english`` is the request in English, if translated."""
-    text, calls, _ = since_user(request.messages)
-    content = response.message.get("content")
-    if calls or request.tool_choice != "auto" or not request.tools or response.message.get("tool_calls"):
-        return response
-    if check is None or not isinstance(content, str):
-        return response
-    said = declines(content) or restates_user(content, request.messages)  # nothing but what was asked
-    if check(content, request.messages) is None and not said:
-        return response
-    words = set(terms(english or text))
-    chosen = select_tools(request.tools, [{"role": "user", "content": english or text}]).tools
-    named = [
-        t for t in chosen if words & (set(terms(t["function"]["name"])) - _ACTIONS)
-    ]  # "files": list_files
-    if not named:
-        return response
-    again = await decide(replace(request, tools=named, tool_choice="required"), True, request.messages)
-    return again if again.message.get("tool_calls") else response

@@ -25,7 +25,7 @@ import json
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from itertools import pairwise
@@ -35,7 +35,16 @@ import snowballstemmer
 
 from ..base import ModelRequest
 
-__all__ = ["Selection", "is_large", "menu_tokens", "narrowed", "narrowing", "select_tools", "terms"]
+__all__ = [
+    "Selection",
+    "is_large",
+    "menu_tokens",
+    "named_by",
+    "narrowed",
+    "narrowing",
+    "select_tools",
+    "terms",
+]
 
 _WORD = re.compile(r"[A-Za-z]+|[0-9]+|[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+")
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
@@ -309,3 +318,20 @@ def _script(words: Counter[str]) -> str | None:
         return None
     cjk = sum(n for w, n in words.items() if _CJK.match(w))
     return "cjk" if cjk * 2 >= sum(words.values()) else "latin"
+
+
+# What a tool's name says it does rather than what it is about ("find" in find_contact).
+_ACTIONS = frozenset(terms("get find search list look lookup show check fetch query read make set run call"))
+# Words of a description that say which one or when rather than what ("the current weather in a city").
+_GENERIC = frozenset(
+    terms("current latest today now city country place name id date time day number company person")
+)
+
+
+def named_by(spec: Mapping[str, Any]) -> set[str]:
+    """The words that name what a tool is about: those of its name and of its description's first
+    sentence ("share price" for ``get_stock_quote``), without the words that say what it does or
+    which one (``_ACTIONS``, ``_GENERIC``)."""
+    fn = spec.get("function") or {}
+    first = re.split(r"(?<=[.;])\s", str(fn.get("description") or ""))[0]
+    return (set(terms(str(fn.get("name")))) | set(terms(first)) - _GENERIC) - _ACTIONS

@@ -1,0 +1,69 @@
+"""A call that copies its tool's own example ("BA117" from the description) takes the request's
+one value of the same shape instead ("LH401"), else the model is asked once more
+(``copied.asked_again``, ``copied.reshaped``)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from minloop import ModelRequest, tool
+from minloop.models.local import copied
+
+
+@tool
+def get_flight_status(flight_number: str, date: str) -> dict:
+    """Get the status of a flight on a date.
+
+    Args:
+        flight_number: the flight's code, e.g. "BA117".
+        date: the date, as YYYY-MM-DD.
+    """
+    return {}
+
+
+def call(arguments: dict[str, Any]) -> dict[str, Any]:
+    fn = {"name": "get_flight_status", "arguments": json.dumps(arguments)}
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [{"id": "c1", "type": "function", "function": fn}],
+    }
+
+
+def asked(request: str, arguments: dict[str, Any]) -> Any:
+    model_request = ModelRequest([{"role": "user", "content": request}], [get_flight_status.spec()])
+    return copied.asked_again(model_request, call(arguments), {"get_flight_status": ["flight_number"]})
+
+
+def test_the_example_is_replaced_by_the_requests_code_of_its_shape() -> None:
+    copied = {"flight_number": "BA117", "date": "2026-12-10"}
+    assert asked("LH401 航班2026-12-10的状态如何？", copied) == call(
+        {"flight_number": "LH401", "date": "2026-12-10"}
+    )
+
+
+def test_without_one_code_of_that_shape_the_model_is_asked_again() -> None:
+    copied = {"flight_number": "BA117", "date": "2026-12-10"}
+    for request in ("Is my flight on time on 2026-12-10?", "Is LH401 or AF123 on time on 2026-12-10?"):
+        again = asked(request, copied)
+        assert isinstance(again, ModelRequest), request
+        assert again.tool_choice == {"type": "function", "function": {"name": "get_flight_status"}}
+        assert again.messages[-1]["content"].startswith('"BA117" is only the example in the description')
+        assert asked_twice(again, copied) is None  # once
+
+
+def asked_twice(request: ModelRequest, arguments: dict[str, Any]) -> Any:
+    return copied.asked_again(request, call(arguments), {"get_flight_status": ["flight_number"]})
+
+
+def test_a_word_is_no_code() -> None:
+    assert (
+        copied.reshaped(
+            call({"flight_number": "Paris"})["tool_calls"][0],
+            ["flight_number"],
+            [{"role": "user", "content": "Is the flight to Tokyo on time?"}],
+        )
+        is None
+    )
+    assert copied.shape("BA117") == "AA999" and copied.shape("Ab-1") == "Aa-9"
