@@ -10,6 +10,8 @@ current one, so both are measured side by side on the same machine in one run:
 * the evidence check reads what a Chinese request asks for in its translation, and replaces an
   answer about a later day than the results give, or to a request for an action no tool does
   (``asked.beyond``; round 3 read English requests' "what is" only);
+* a first call whose value holds both things the request joins with "and" ("Ada Lovelace and Alan
+  Turing's phone numbers") is made once for each (``policy.split``);
 * ``insist.insisted`` also counts a tool as named by the first sentence of its description
   ("share price", ``named_by``);
 * a call that copies its tool's example takes the request's one value of the same shape
@@ -33,7 +35,7 @@ from dataclasses import replace
 from typing import Any
 
 from minloop.models.base import ModelRequest, ModelResponse
-from minloop.models.local import LocalModel, copied, evidence, insist, notes, select, translate
+from minloop.models.local import LocalModel, copied, evidence, insist, notes, policy, select, translate
 from minloop.models.local.asked import not_given
 from minloop.models.local.runtime import complete
 from minloop.models.local.select import terms
@@ -76,6 +78,7 @@ _SWITCHED: list[tuple[Any, dict[str, Any]]] = [
     (notes, {"named_by": lambda spec: set()}),
     (evidence, {"beyond": _beyond, "given": lambda *arguments: False, "_ADDRESS": re.compile(r"(?!x)x")}),
     (insist, {"named_by": _named_by}),
+    (policy, {"split": lambda response, *rest: response}),
     (
         copied,
         {"reshaped": lambda *arguments: None, "asked_again": _once, "banning": lambda body, *rest: body},

@@ -185,6 +185,9 @@ class LocalModel(Loaded):
             messages = [*request.messages, {"role": "system", "content": note}]
             request = replace(request, messages=messages, tool_choice="none")
         response, check = await self._call(request), self.answer_check if self.guide else None
+        response = (
+            policy.split(response, request.messages, self._english.get(text)) if self.guide else response
+        )
         return await insist.insisted(request, response, self._call, check, self._english.get(text))
 
     async def _call(

@@ -23,10 +23,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ...language import Language, code_names
+from ..base import ModelResponse
 from .arithmetic import calculator, product
 from .grounding import Evidence
 from .results import Outcome, outcomes
@@ -146,6 +147,43 @@ def _again(text: str, english: str | None, call: dict[str, Any], language: Langu
     other = one if named_two else two
     done = ", ".join(values) or tool
     return FollowUp(tool, NOTES[language]["both"].format(one=one, two=two, done=done, tool=tool, other=other))
+
+
+def split(
+    response: ModelResponse, messages: Sequence[Mapping[str, Any]], english: str | None
+) -> ModelResponse:
+    """``response``, or its one call made twice when a value of it holds both things the request
+    joins with "and", "和"... (the 0.5B model looked up "Ada Lovelace and Alan Turing's phone
+    numbers" as one name): once with each of them, as the value. Only a first call is split."""
+    calls = response.message.get("tool_calls") or []
+    text, made, _ = since_user(messages)
+    found = (_BOTH_EN.search(text) or _BOTH_ZH.search(text), english and _BOTH_EN.search(english))
+    pairs = [p for p in map(_pair, found) if p is not None]
+    if made or len(calls) != 1 or not pairs:
+        return response
+    arguments = _arguments(calls[0]["function"].get("arguments"))
+    held = [(k, p) for p in pairs for k, v in arguments.items() if isinstance(v, str) and _holds(v, p)]
+    if not held:
+        return response
+    key, pair = held[0]
+    ids = [calls[0]["id"], re.sub(r"_\d+$", "_2", calls[0]["id"])]
+    twice = [
+        {
+            **calls[0],
+            "id": id_,
+            "function": {
+                **calls[0]["function"],
+                "arguments": json.dumps({**arguments, key: v}, ensure_ascii=False),
+            },
+        }
+        for id_, v in zip(ids, pair, strict=True)
+    ]
+    return replace(response, message={**response.message, "tool_calls": twice})
+
+
+def _holds(value: str, pair: tuple[str, str]) -> bool:
+    folded = value.casefold()
+    return all(thing.casefold() in folded for thing in pair) and folded not in {p.casefold() for p in pair}
 
 
 def _pair(match: re.Match[str] | str | None) -> tuple[str, str] | None:
