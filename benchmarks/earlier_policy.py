@@ -57,7 +57,7 @@ def _english_of(server: Any, lock: threading.Lock, text: str) -> str:
 
 
 def _beyond(
-    messages: Sequence[Mapping[str, Any]], menu: Any, english: str | None, language: str
+    messages: Sequence[Mapping[str, Any]], menu: Any, english: str | None, language: str, answer: str = ""
 ) -> str | None:
     return not_given(messages, menu) if language == "en" else None
 

@@ -157,3 +157,13 @@ def test_a_chinese_answer_is_read_in_english_before_it_is_called_unused() -> Non
     assert check("订单 B7781 已送达。", messages) is None
     rain = {"city": "London", "temperature": 14, "condition": "light rain"}
     assert check("伦敦现在是晴天。", conversation("伦敦现在在下雨吗？", "get_weather", rain)) == UNUSED["zh"]
+
+
+def test_a_chinese_answer_quoting_the_results_is_not_read_as_beyond_them() -> None:
+    events = {"date": "2026-12-04", "events": [{"time": "14:00", "title": "Dentist appointment"}]}
+    messages = conversation("我2026年12月4日的日程上有什么？", "list_calendar_events", events)
+    check = EvidenceCheck(menu=lambda _: MENU, english=lambda text: "What is the schedule for 2026-12-04?")
+    assert (
+        check("2026年12月4日的日程上有 Dentist appointment。", messages) is None
+    )  # "schedule": the translation's word
+    assert isinstance(check("2026年12月4日的日程上是休息日。", messages), Replacement)

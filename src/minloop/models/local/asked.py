@@ -161,10 +161,23 @@ def beyond(
     menu: Sequence[Mapping[str, Any]] | None,
     english: str | None,
     language: str,
+    answer: str = "",
 ) -> str | None:
     """What the user's last message asks for that the tools did not give or cannot do (the three
     rules above), else ``None``. A Chinese request's "what is" is read in ``english``, its
-    translation, and not at all without one."""
-    readable = language == "en" or bool(english)
-    asked = not_given(messages, menu, None if language == "en" else english) if readable else None
+    translation, and not at all without one; nor when the ``answer`` quotes a word of the results
+    (the translation may name the thing otherwise: "schedule" for a calendar's events)."""
+    if language == "en":
+        asked = not_given(messages, menu)
+    else:
+        asked = not_given(messages, menu, english) if english and not _quotes(answer, messages) else None
     return asked or later(messages, english) or unoffered(messages, menu)
+
+
+def _quotes(answer: str, messages: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether ``answer`` has a Latin word of three letters or more that a result served since the
+    user spoke has and the user's message has not ("Dentist appointment")."""
+    served = " ".join(json.dumps(o.result) for o in outcomes(messages) if o.kind == "served").casefold()
+    said = last_said(messages).casefold()
+    words = {w.casefold() for w in re.findall(r"[A-Za-z]{3,}", answer)}
+    return any(re.search(rf"\b{w}\b", served) and w not in said for w in words)

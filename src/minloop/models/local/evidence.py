@@ -231,7 +231,7 @@ class EvidenceCheck:
             return Replacement(plain_statement(messages, language))
         menu = self.menu(messages) if self.menu is not None else None
         english = self.english(last_said(messages)) if self.english and language == "zh" else None
-        if not declines(answer) and beyond(messages, menu, english, language):  # "the humidity"
+        if not declines(answer) and beyond(messages, menu, english, language, answer):  # "the humidity"
             return Replacement(plain_statement(messages, language, menu, english))
         if declines(answer) and _rejected(messages) < self.retries and given(messages, menu, english):
             return GIVEN[self.note_language or language]  # "I can't tell the temperature" beside it
