@@ -109,11 +109,18 @@ def book_table(restaurant: str, time: str) -> dict:
     return {}
 
 
+@tool
+def create_reservation(restaurant: str, time: str) -> dict:
+    """Create a reservation at a restaurant."""
+    return {}
+
+
 def test_an_action_no_tool_does() -> None:
     book = [{"role": "user", "content": "Book me a table at Sakura in Paris for tonight."}]
-    assert unoffered(book, MENU) == "Book"  # "address book" is no booking
+    assert unoffered(book, MENU) == "book"  # "address book" is no booking
     assert unoffered(book, [*MENU, book_table.spec()]) is None
-    assert unoffered([{"role": "user", "content": "帮我预订今晚巴黎 Sakura 餐厅的位子。"}], MENU) == "预订"
+    assert unoffered([{"role": "user", "content": "帮我预订今晚巴黎 Sakura 餐厅的位子。"}], MENU) == "book"
+    assert unoffered(book, [*MENU, create_reservation.spec()]) is None  # a reservation is a booking
     assert unoffered([{"role": "user", "content": "航班取消了吗？"}], MENU) is None  # a question
     assert unoffered([{"role": "user", "content": "Where is my order A1234?"}], MENU) is None
     messages = [*conversation(book[0]["content"], "get_weather", WEATHER)]

@@ -122,15 +122,30 @@ _ACTION_EN = re.compile(
     re.IGNORECASE,
 )
 _ACTION_ZH = {
-    "预订": "book reserve",
-    "预定": "book reserve",
-    "订购": "order buy",
-    "购买": "buy purchase",
+    "预订": "book",
+    "预定": "book",
+    "订购": "order",
+    "购买": "buy",
     "取消": "cancel",
     "发送": "send",
     "支付": "pay",
     "转账": "transfer",
     "删除": "delete",
+}
+# The words a tool that does it may be named by ("create_reservation" books).
+_DOES = {
+    "book": "book booking reserve reservation",
+    "reserve": "book booking reserve reservation",
+    "buy": "buy purchase order",
+    "purchase": "buy purchase order",
+    "order": "buy purchase order",
+    "send": "send email mail message post",
+    "schedule": "schedule create add event",
+    "call": "call phone dial",
+    "pay": "pay payment transfer",
+    "transfer": "pay payment transfer",
+    "delete": "delete remove",
+    "cancel": "cancel",
 }
 
 
@@ -143,7 +158,8 @@ def unoffered(messages: Sequence[Mapping[str, Any]], menu: Sequence[Mapping[str,
     verb = found["verb"] if found else None
     if verb is None or not menu:
         return None
-    wanted = set(terms(_ACTION_ZH.get(verb, verb)))
+    verb = _ACTION_ZH.get(verb, verb.lower())
+    wanted = set(terms(_DOES.get(verb, verb)))
     specs = [t.get("function") or {} for t in menu]
     # what a tool does is in its name ("book_table") or its description's first word ("Book a table")
     does = [f"{s.get('name', '')} {str(s.get('description', '')).strip().partition(' ')[0]}" for s in specs]
