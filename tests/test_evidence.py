@@ -392,3 +392,10 @@ def test_an_address_is_found_only_as_written() -> None:
     assert unsupported("See https://example.com/docs for more.", evidence_of(asked)) == [
         "https://example.com/docs"
     ]
+
+
+def test_one_written_with_decimals_is_a_fact() -> None:
+    asked = [{"role": "user", "content": "What is the exchange rate from US dollars to yuan today?"}]
+    assert unsupported("1.0", evidence_of(asked)) == ["1.0"]  # a rate nobody gave
+    assert unsupported("One dollar is 0.0 yuan.", evidence_of(asked)) == ["0.0"]
+    assert unsupported("I found 1 result and 0 errors.", evidence_of(asked)) == []  # "one", "none"

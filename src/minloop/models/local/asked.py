@@ -34,7 +34,7 @@ from typing import Any
 from .results import outcomes
 from .select import terms
 
-__all__ = ["beyond", "given", "last_said", "later", "not_given", "unoffered"]
+__all__ = ["also_said", "beyond", "given", "last_said", "later", "not_given", "unoffered"]
 
 _OWNER = r"(?:the\s+|my\s+|your\s+|(?:[A-Z][\w.-]*\s+)*[A-Z][\w.-]*(?:'s|’s)\s+)?"
 _ASKED = re.compile(
@@ -197,3 +197,12 @@ def _quotes(answer: str, messages: Sequence[Mapping[str, Any]]) -> bool:
     said = last_said(messages).casefold()
     words = {w.casefold() for w in re.findall(r"[A-Za-z]{3,}", answer)}
     return any(re.search(rf"\b{w}\b", served) and w not in said for w in words)
+
+
+def also_said(messages: Sequence[Mapping[str, Any]], english: str | None) -> list[Mapping[str, Any]]:
+    """``messages`` with the user's last message followed by its translation (in the same message)."""
+    at = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
+    if at < 0 or not english:
+        return list(messages)
+    said = {**messages[at], "content": f"{messages[at].get('content')} {english}"}
+    return [*messages[:at], said, *messages[at + 1 :]]

@@ -50,7 +50,7 @@ from typing import Any
 from ...decision import Replacement
 from ...language import Language, numbers_in, user_language
 from .arithmetic import written
-from .asked import beyond, given, last_said
+from .asked import also_said, beyond, given, last_said
 from .grounding import Evidence
 from .notes import COMPUTED, GIVEN, HONESTY, LEFT_OUT, NOTES, READING, SEPARATOR, UNUSED, plain_statement
 from .results import left_out, uncomputed, unserved
@@ -145,8 +145,9 @@ def _unsupported(answer: str, evidence: Evidence, clock: bool) -> list[str]:
             continue
         unit = bool(re.search(r"\D\s*$", match.group().strip()) or _UNIT.match(rest, match.end()))
         value = max(values)
+        hours_named = hours if clock and not unit else set()
         if not _supported(
-            value, _tolerance(match.group(), value), known, hours if clock and not unit else set()
+            value, _tolerance(match.group(), value), known, hours_named, "." not in match.group()
         ):
             facts.setdefault(match.group().strip())
     for match in _NAME.finditer(answer):
@@ -196,9 +197,12 @@ def _tolerance(written: str, value: float) -> float:
     return max(unit, 0.005 * value) if 0 < significant <= 3 or not digits else unit
 
 
-def _supported(value: float, tolerance: float, known: list[float], hours: set[int]) -> bool:
-    """A number found among ``known`` (within ``tolerance``), or naming one of the clock ``hours``."""
-    if value in (0.0, 1.0) or any(abs(value - n) <= tolerance for n in known):
+def _supported(
+    value: float, tolerance: float, known: list[float], hours: set[int], plain: bool = True
+) -> bool:
+    """A number found among ``known`` (within ``tolerance``), or naming one of the clock ``hours``;
+    0 and 1 always, when ``plain`` (written without decimals: "1.0" is a rate, not "one")."""
+    if (plain and value in (0.0, 1.0)) or any(abs(value - n) <= tolerance for n in known):
         return True
     return value.is_integer() and bool(hours) and hour_in(int(value), hours)
 
@@ -239,7 +243,7 @@ class EvidenceCheck:
         drawn = draws_on_tools(answer, messages)
         unused = not facts and drawn is False and not declines(answer) and not restates_user(answer, messages)
         if unused and language == "zh" and self.english is not None:  # "已送达" for "delivered"
-            unused = not draws_on_tools(self.english(answer) or "", _also_said(messages, english))
+            unused = not draws_on_tools(self.english(answer) or "", also_said(messages, english))
         if not facts and not unused:
             return self._left_out(answer, messages)
         if _rejected(messages) >= self.retries or not (drawn or self.resend_unused):
@@ -377,15 +381,6 @@ def _rounded_among(value: float, numbers: Sequence[float]) -> bool:
     """Whether ``value`` is one of ``numbers`` rounded to its own decimals ("381.89" for 381.892)."""
     decimals = 0 if value.is_integer() else len(repr(value).partition(".")[2])
     return any(abs(value - n) <= max(0.5 * 10**-decimals, 1e-9 * max(1.0, abs(n))) for n in numbers)
-
-
-def _also_said(messages: Sequence[Mapping[str, Any]], english: str | None) -> list[Mapping[str, Any]]:
-    """``messages`` with the user's last message followed by its translation (in the same message)."""
-    at = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
-    if at < 0 or not english:
-        return list(messages)
-    said = {**messages[at], "content": f"{messages[at].get('content')} {english}"}
-    return [*messages[:at], said, *messages[at + 1 :]]
 
 
 def _rejected(messages: Sequence[Mapping[str, Any]]) -> int:
