@@ -17,7 +17,7 @@ from typing import Any
 
 from ...language import Language, user_language
 from ..base import ModelRequest
-from .policy import _arguments, since_user
+from .policy import arguments_of, since_user
 
 __all__ = ["COPIED", "asked_again", "banning", "copied_example", "reshaped", "shape"]
 
@@ -82,7 +82,7 @@ def asked_again(
     name = next(iter(missing)) if len(missing) == 1 else None
     spec = next((t for t in request.tools if t["function"]["name"] == name), None)
     if not arguments and len(calls) == 1:
-        arguments = _arguments(calls[0]["function"].get("arguments"))
+        arguments = arguments_of(calls[0]["function"].get("arguments"))
     if spec is None or name is None or not arguments:
         return None
     note = copied_example(spec, arguments, missing[name], user_language(request.messages))
@@ -108,7 +108,7 @@ def reshaped(
     ("BA117"), replaced by the one word of the user's last message that has the code's shape
     ("LH401"); ``None`` when a value is no code (it has no digit, or small letters) or the
     message has no such word, or several."""
-    arguments = _arguments((call.get("function") or {}).get("arguments"))
+    arguments = arguments_of((call.get("function") or {}).get("arguments"))
     words = set(re.findall(r"[A-Za-z0-9][A-Za-z0-9_-]*", since_user(messages)[0]))
     for name in lost:
         value = arguments.get(name)

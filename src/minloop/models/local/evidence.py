@@ -33,7 +33,7 @@ What counts as found, deliberately lenient so that honest answers pass:
   there (``times.placed``: one UTC reading of 10:27 supports "19:27 in Tokyo", not "10:27 in Tokyo");
 * any other number equal to one in the evidence outside clock readings (so the "20" of a 20:03
   reading supports neither "20°C" nor "20%" nor "20 degrees"), or to it rounded (3.14 for 3.14159, 700万 for
-  7006652 within 0.5%); a bare number may name a reading's hour; 0, 1 and list markers ("1.");
+  7006652 within 0.5%); a bare number may name a reading's hour; 0 and 1 written without decimals, and list markers ("1.");
 * a name when most of its words appear in the evidence (or name the same time zone);
 * an e-mail address or a link when the evidence has it as written (any case).
 """
@@ -217,8 +217,9 @@ class EvidenceCheck:
     answer that uses no tool result is not sent back but ends the run at once: a model that
     answers the note with tools off (as the embedded model does) has nothing new to go on.
     ``menu`` gives the tools a conversation was offered, so that a statement made when no tool
-    ran names what they do; ``english`` the English translation of a Chinese request, when one
-    was made, so that what it asks for is read (``asked.beyond``).
+    ran names what they do; ``english`` gives a text's English translation: a Chinese request's,
+    so that what it asks for is read (``asked.beyond``), and a Chinese answer's, which is read for
+    the results' words before the answer is called unused ("已送达" for "delivered").
     """
 
     retries: int = 1

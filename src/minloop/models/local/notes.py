@@ -121,15 +121,18 @@ def plain_statement(
     model cannot answer reliably, and what each tool run since the user last spoke did (the last
     three): what it gave, that it found nothing, or that it failed and why. When no tool ran, it
     names the tools of ``menu`` the request names (``select.named_by``; read in ``english``, its
-    translation, when given), which could not be called with what it gives, or else what they do. It says nothing the tools did not, and
-    never shows a tool's raw JSON or the run's trace id."""
+    translation, when given), which could not be called with what it gives, or else what they
+    do. It says nothing the tools did not, and never shows a tool's raw JSON or the run's trace
+    id."""
     results = list(dict.fromkeys(_results(messages, language)))[-3:]
     if results:
         return RETURNED[language].format(results=_BETWEEN[language].join(results))
     if not menu:
         return DECLINES[language]
     said = english or next((str(m.get("content")) for m in reversed(messages) if m.get("role") == "user"), "")
-    named = [str(spec["function"].get("name")) for spec in menu if set(terms(said)) & named_by(spec)]
+    named = [
+        str((spec.get("function") or {}).get("name")) for spec in menu if set(terms(said)) & named_by(spec)
+    ]
     if named:  # the request names tools, but no call to them rested on what it gives
         return UNCALLED[language].format(tools=SEPARATOR[language].join(named[:3]))
     return NO_TOOL[language].format(what=_abilities(menu, language))

@@ -3,7 +3,7 @@
 Measured on ``benchmarks/user_tools_dev.py`` (ten ordinary tools, 74 requests, half Chinese), the
 0.5B model, left to itself, answered half the Chinese requests in English, stopped after the
 first result of a request that needs two ("the weather in Tokyo and in Sydney"), and called the
-weather tool for a Chinese request about a restaurant. Two rules here steer it:
+weather tool for a Chinese request about a restaurant. These rules steer it:
 
 * ``chinese.answer_in`` (a module of its own): a Chinese request's answer begins in Chinese;
 * ``follow_up``: after the results of one call, the next call a request plainly still needs is
@@ -14,6 +14,8 @@ weather tool for a Chinese request about a restaurant. Two rules here steer it:
   amount times a price or a rate, its expression written by ``arithmetic.product`` when each
   number is plain to read. Grounding still checks the call's values, and each rule applies once
   per request;
+* ``split``: a first call whose value holds both things the request joins with "and", "和"
+  ("Ada Lovelace and Alan Turing's phone numbers") is made once for each of them;
 * ``insist.insisted`` (a module of its own): a first answer made up, a decline or the request
   given back, decided again with a call required.
 """
@@ -34,6 +36,7 @@ from .results import Outcome, outcomes
 
 __all__ = [
     "FollowUp",
+    "arguments_of",
     "called",
     "currencies_in",
     "follow_up",
@@ -41,6 +44,7 @@ __all__ = [
     "repeats",
     "results_note",
     "since_user",
+    "split",
 ]
 
 _NAMES = r"[A-Z][\w.-]*(?:\s+[A-Z][\w.-]*)*"
@@ -99,7 +103,7 @@ def since_user(messages: Sequence[Mapping[str, Any]]) -> tuple[str, list[dict[st
             results.append(str(message.get("content")))
         for call in reversed(message.get("tool_calls") or []):
             fn = call.get("function") or {}
-            calls.append({"name": fn.get("name"), "arguments": _arguments(fn.get("arguments"))})
+            calls.append({"name": fn.get("name"), "arguments": arguments_of(fn.get("arguments"))})
     return "", calls[::-1], results[::-1]
 
 
@@ -161,7 +165,7 @@ def split(
     pairs = [p for p in map(_pair, found) if p is not None]
     if made or len(calls) != 1 or not pairs:
         return response
-    arguments = _arguments(calls[0]["function"].get("arguments"))
+    arguments = arguments_of(calls[0]["function"].get("arguments"))
     held = [(k, p) for p in pairs for k, v in arguments.items() if isinstance(v, str) and _holds(v, p)]
     if not held:
         return response
@@ -293,7 +297,8 @@ def _name(code: str, language: Language) -> str:
     return english[0] if english else code
 
 
-def _arguments(raw: Any) -> dict[str, Any]:
+def arguments_of(raw: Any) -> dict[str, Any]:
+    """A call's arguments from their JSON; ``{}`` when they are no object."""
     try:
         value = json.loads(raw) if isinstance(raw, str) else raw
     except ValueError:
@@ -307,7 +312,7 @@ def repeats(message: Mapping[str, Any], messages: Sequence[Mapping[str, Any]]) -
     made = [(c["name"], c["arguments"]) for c in before]
     calls = message.get("tool_calls") or []
     return bool(calls) and all(
-        ((c.get("function") or {}).get("name"), _arguments((c.get("function") or {}).get("arguments")))
+        ((c.get("function") or {}).get("name"), arguments_of((c.get("function") or {}).get("arguments")))
         in made
         for c in calls
     )
