@@ -31,6 +31,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .policy import since_user
 from .results import outcomes
 from .select import terms
 
@@ -167,9 +168,8 @@ def unoffered(messages: Sequence[Mapping[str, Any]], menu: Sequence[Mapping[str,
 
 
 def last_said(messages: Sequence[Mapping[str, Any]]) -> str:
-    """The text of the user's last message."""
-    said = [m.get("content") for m in messages if m.get("role") == "user"]
-    return said[-1] if said and isinstance(said[-1], str) else ""
+    """The text of the user's last message (``policy.since_user``)."""
+    return since_user(messages)[0]
 
 
 def beyond(

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...language import Language
+from .asked import last_said
 from .select import named_by, terms
 
 __all__ = [
@@ -129,7 +130,7 @@ def plain_statement(
         return RETURNED[language].format(results=_BETWEEN[language].join(results))
     if not menu:
         return DECLINES[language]
-    said = english or next((str(m.get("content")) for m in reversed(messages) if m.get("role") == "user"), "")
+    said = english or last_said(messages)
     named = [
         str((spec.get("function") or {}).get("name")) for spec in menu if set(terms(said)) & named_by(spec)
     ]
