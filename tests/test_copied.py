@@ -67,3 +67,42 @@ def test_a_word_is_no_code() -> None:
         is None
     )
     assert copied.shape("BA117") == "AA999" and copied.shape("Ab-1") == "Aa-9"
+
+
+def calculator_call(expression: str) -> dict[str, Any]:
+    fn = {"name": "calculator", "arguments": json.dumps({"expression": expression})}
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [{"id": "c1", "type": "function", "function": fn}],
+    }
+
+
+def test_a_value_in_the_examples_form_with_its_numbers_is_not_grounded() -> None:
+    from minloop.builtins import calculator
+
+    spec = calculator.spec()  # its description: e.g. "(17 + 5) * 3" or "sqrt(2) ** 2"
+    asked = [{"role": "user", "content": "What is 17 * 23? Use the calculator."}]
+    for expression, lost in [
+        ("(17 + 23) * 3", {"calculator": ["expression"]}),  # the example's "* 3", the user's numbers
+        ("(17 + 5) * 3", {"calculator": ["expression"]}),  # the example itself
+        ("17 * 23", {}),
+        ("(17 + 23) * 23", {}),  # the example's form, with the user's numbers only
+    ]:
+        message, missing = copied.grounded_calls(calculator_call(expression), [spec], asked)
+        assert (message, missing) == (calculator_call(expression), lost), expression
+    asked = [{"role": "user", "content": "What is (17 + 5) * 3?"}]  # the user's own: grounded
+    assert copied.grounded_calls(calculator_call("(17 + 5) * 3"), [spec], asked)[1] == {}
+
+
+def test_a_value_borrowing_the_examples_number_is_asked_for_again_with_a_note() -> None:
+    from minloop.builtins import calculator
+
+    asked = ModelRequest([{"role": "user", "content": "17 乘以 23 等于多少？"}], [calculator.spec()])
+    again = copied.asked_again(asked, calculator_call("(17 + 23) * 3"), {"calculator": ["expression"]})
+    assert isinstance(again, ModelRequest)
+    assert again.tool_choice == {"type": "function", "function": {"name": "calculator"}}
+    assert again.messages[-1] == {
+        "role": "system",
+        "content": "“(17 + 23) * 3”只是 calculator 说明中的示例，不是用户问的内容。请用用户所问对象的 expression 调用 calculator。",
+    }

@@ -4,6 +4,7 @@ is decided again with a call required (``insist.insisted``): which requests, and
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from typing import Any
 
 from minloop import ModelRequest, ModelResponse, tool
@@ -145,3 +146,17 @@ def test_a_tool_is_named_by_its_description_too() -> None:
     message, asked = insisted("What is Microsoft's share price?", "Microsoft's share price is 100 dollars.")
     assert message == CALL and [t["function"]["name"] for t in asked[0].tools] == ["get_stock_quote"]
     assert insist.named_by(get_stock_quote.spec()) == {"stock", "quot", "share", "price", "ticker", "symbol"}
+
+
+def test_a_required_call_on_invented_values_is_decided_among_the_other_tools() -> None:
+    specs = [
+        {"type": "function", "function": {"name": n, "parameters": {}}} for n in ("convert_time", "get_time")
+    ]
+    asked = ModelRequest([{"role": "user", "content": "What time is it in Tokyo?"}], specs, "required")
+    again = insist.others(asked, {"convert_time": ["time"]})
+    assert again is not None and [t["function"]["name"] for t in again.tools] == ["get_time"]
+    assert again.messages == asked.messages and again.tool_choice == "required"
+    assert insist.others(asked, {"convert_time": ["time"], "get_time": ["timezone"]}) is None  # none left
+    assert (
+        insist.others(replace(asked, tool_choice="auto"), {"convert_time": ["time"]}) is None
+    )  # not required

@@ -37,7 +37,6 @@ from .decoding import (
 from .evidence import HONESTY, AnswerWatch, EvidenceCheck, is_note
 from .gguf import check_gguf
 from .grammar import COMPACT_AFTER, Unguided
-from .grounding import ground_calls
 from .loaded import Loaded
 from .prefix_cache import PrefixCache
 from .runtime import apply_template, complete, relevance_of, tokenize
@@ -220,7 +219,7 @@ class LocalModel(Loaded):
             return response
         else:
             stated, resolve = self._fills(request), self.faithful
-            message, missing = ground_calls(
+            message, missing = copied.grounded_calls(
                 response.message, request.tools, evidence, resolve=resolve, stated=stated
             )
         if at_limit:  # cut off mid-value: a runaway invention
@@ -228,7 +227,9 @@ class LocalModel(Loaded):
         if not missing:
             return replace(response, message=message)
         read = watch.arguments if watch is not None and watch.missing else None
-        if self.guide and (again := copied.asked_again(request, message, missing, read)):
+        if self.guide and (
+            again := copied.asked_again(request, message, missing, read) or insist.others(request, missing)
+        ):
             if isinstance(again, dict):  # the request's own value of the example's shape
                 return replace(response, message=again)
             return await self._call(again, True, request.messages)  # the tool's own example: once more

@@ -1,6 +1,10 @@
 """A call whose value is its tool's own example ("AAPL" from 'e.g. "AAPL" for Apple', asked
 about Microsoft; "BA117" asked about LH401), for ``LocalModel(guide=True)``.
 
+A value written in the example's form with a number of the example that the conversation does
+not have is the example too (``grounded_calls``): asked "What is 17 * 23? Use the calculator.",
+the 1.5B model called it with "(17 + 23) * 3", after the description's "(17 + 5) * 3".
+
 ``asked_again`` takes the request's one value of the example's shape when it has one
 (``reshaped``: "LH401" for "BA117"), else asks for the call once more, forced to the same tool,
 with a note saying the value was only the example; ``banning`` bans the example's first token
@@ -17,9 +21,19 @@ from typing import Any
 
 from ...language import Language, user_language
 from ..base import ModelRequest
+from .grounding import Evidence, ground_calls
 from .policy import arguments_of, since_user
 
-__all__ = ["COPIED", "asked_again", "banning", "copied_example", "reshaped", "shape"]
+__all__ = [
+    "COPIED",
+    "asked_again",
+    "banning",
+    "borrows",
+    "copied_example",
+    "grounded_calls",
+    "reshaped",
+    "shape",
+]
 
 COPIED: dict[Language, str] = {
     "en": '"{value}" is only the example in the description of {tool}, not what the user asked for. '
@@ -59,7 +73,7 @@ def copied_example(
         if (
             isinstance(value, str)
             and value.strip()
-            and any(f'"{value}"' in t or f"'{value}'" in t for t in texts)
+            and (any(f'"{value}"' in t or f"'{value}'" in t for t in texts) or borrows(value, spec))
         ):
             return COPIED[language].format(value=value, tool=fn.get("name"), argument=name.replace("_", " "))
     return None
@@ -119,3 +133,52 @@ def reshaped(
         arguments[name] = same[0]
     fn = {**call["function"], "arguments": json.dumps(arguments, ensure_ascii=False)}
     return {**call, "function": fn}
+
+
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+_QUOTED = re.compile(r'"([^"]+)"|\'([^\']+)\'')
+
+
+def grounded_calls(
+    message: Mapping[str, Any],
+    tools: Sequence[Mapping[str, Any]],
+    messages: Sequence[Mapping[str, Any]],
+    **options: Any,
+) -> tuple[dict[str, Any], dict[str, list[str]]]:
+    """``grounding.ground_calls``, with a value that takes a number from its tool's own example
+    also counted as not grounded (``borrows``)."""
+    message, missing = ground_calls(message, tools, messages, **options)
+    specs = {t["function"]["name"]: t for t in tools if "function" in t}
+    evidence = None
+    for call in message.get("tool_calls") or []:
+        name = (call.get("function") or {}).get("name")
+        if name not in specs:
+            continue
+        evidence = evidence or Evidence.of(messages)
+        for argument, value in arguments_of(call["function"].get("arguments")).items():
+            if isinstance(value, str) and borrows(value, specs[name], evidence.has):
+                lost = missing.setdefault(name, [])
+                lost.extend([argument] if argument not in lost else [])
+    return message, missing
+
+
+def borrows(value: str, spec: Mapping[str, Any], given: Callable[[float], bool] = lambda n: False) -> bool:
+    """Whether ``value`` is written in the form of an example quoted in its tool's description,
+    with a number of that example which ``given`` (the conversation) does not have: "(17 + 23) * 3"
+    after "(17 + 5) * 3", asked about 17 and 23."""
+    fn = spec.get("function") or {}
+    props = (fn.get("parameters") or {}).get("properties") or {}
+    texts = [str(fn.get("description") or "")] + [str(p.get("description") or "") for p in props.values()]
+    written = re.sub(r"\s+", "", value)
+    for found in (m.group(1) or m.group(2) for t in texts for m in _QUOTED.finditer(t)):
+        example = re.sub(r"\s+", "", found)
+        numbers = _NUMBER.findall(example)
+        if not numbers:
+            continue
+        form = r"(\d+(?:\.\d+)?)".join(re.escape(piece) for piece in _NUMBER.split(example))
+        matched = re.fullmatch(form, written)
+        if matched and any(
+            kept == number and not given(float(kept)) for kept, number in zip(matched.groups(), numbers)
+        ):
+            return True
+    return False

@@ -10,11 +10,15 @@ a company"). The words that say what a tool does ("find", "list") or which one (
 "Which Python file here is the biggest?" with a made-up file, beside a tool that lists files
 largest first, declined "帮我在巴黎找一家日本餐厅。" beside ``search_restaurants``, and
 answered "What is Microsoft's share price?" with Apple's, made up, beside ``get_stock_quote``.
+
+A call so required that rests on values nobody gave is decided once more among the other tools
+(``others``): asked "What time is it in Tokyo?", the 1.5B model chose ``convert_time`` with a
+time of its own making, then ``get_current_time`` for Tokyo once ``convert_time`` was not offered.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -23,7 +27,7 @@ from .evidence import declines, restates_user
 from .policy import since_user
 from .select import named_by, select_tools, terms
 
-__all__ = ["insisted"]
+__all__ = ["insisted", "others"]
 
 Decide = Callable[[ModelRequest, bool, Any], Awaitable[ModelResponse]]  # LocalModel._call
 
@@ -50,3 +54,12 @@ async def insisted(
         return response
     again = await decide(replace(request, tools=named, tool_choice="required"), True, request.messages)
     return again if again.message.get("tool_calls") else response
+
+
+def others(request: ModelRequest, missing: Mapping[str, Any]) -> ModelRequest | None:
+    """The same required decision among the tools other than those whose call rested on values
+    nobody gave (``missing``, by tool name); ``None`` when no call is required or none is left."""
+    if request.tool_choice != "required":
+        return None
+    rest = [t for t in request.tools if t.get("function", {}).get("name") not in missing]
+    return replace(request, tools=rest) if rest else None
