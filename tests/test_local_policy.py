@@ -302,8 +302,7 @@ def get_flight_status(flight_number: str, date: str) -> dict:
         ),
         (
             "2026年12月10日的 LH401 航班准点吗？",  # answered "待确认" without a call before the translation was shown
-            "我无法根据工具返回的结果可靠地回答这个问题：get_flight_status 没有给出结果"
-            "（the flight status service is not responding）。",
+            "无法获取航班信息，请稍后再试。",  # says it could not get it: kept
         ),
     ],
 )

@@ -20,7 +20,7 @@ from .tools import Tool, tool
 __all__ = ["LOCAL_MODELS", "build_model", "build_tools", "load_tools"]
 
 LOCAL_MODELS = {
-    "local": "qwen2.5-coder-0.5b",
+    "local": "qwen2.5-coder-1.5b",
     "local-0.5b": "qwen2.5-coder-0.5b",
     "local-1.5b": "qwen2.5-coder-1.5b",
 }
@@ -34,7 +34,7 @@ def build_model(
     api_key_env: str = "OPENAI_API_KEY",
     gguf: str | Path | None = None,
 ) -> Model:
-    """A model from its CLI name: ``local``, ``local-1.5b``, ``local-cascade``, ``scripted`` or an endpoint's model name."""
+    """A model from its CLI name: ``local`` (the 1.5B), ``local-0.5b``, ``local-1.5b``, ``local-cascade``, ``scripted`` or an endpoint's model name."""
     if gguf is not None:
         from .models.local import LocalModel
 

@@ -6,7 +6,7 @@ One task per line; every key but the input is optional::
     {"id": "t2", "messages": [{"role": "user", "content": "hi"}], "model": "gpt-4o-mini", "base_url": "..."}
     {"id": "t3", "prompt": "hi", "model": "scripted", "script": ["Hello!"], "tools": ["my_tools:add"]}
 
-``model`` is ``local`` (the embedded 0.5B), ``local-1.5b``, ``scripted`` (plays ``script``: plain
+``model`` is ``local`` (the embedded 1.5B), ``local-0.5b`` (smaller, faster), ``scripted`` (plays ``script``: plain
 strings or assistant messages, for tests and demos) or the name of a model behind an
 OpenAI-compatible ``base_url``. ``tools`` is ``"builtins"`` (calculator, clock, read-only
 files under ``root``), a ``module:attr`` spec, or a list of them. A task without ``id`` is

@@ -47,7 +47,7 @@ def _root() -> None:
 ModelOpt = Annotated[
     str,
     typer.Option(
-        help="'local' (embedded 0.5B), 'local-1.5b', 'local-cascade' (0.5B, then 1.5B where it fails), or a remote model name."
+        help="'local' (embedded 1.5B), 'local-0.5b' (smaller, faster), 'local-cascade' (0.5B, then 1.5B where it fails), or a remote model name."
     ),
 ]
 BaseUrlOpt = Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint for a remote model.")]

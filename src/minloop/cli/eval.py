@@ -44,7 +44,7 @@ def eval_bfcl_command(
     model: Annotated[
         str,
         typer.Option(
-            help="'local' (embedded 0.5B), 'local-1.5b', 'local-cascade' (0.5B, then 1.5B where it fails), or a remote model name."
+            help="'local' (embedded 1.5B), 'local-0.5b' (smaller, faster), 'local-cascade' (0.5B, then 1.5B where it fails), or a remote model name."
         ),
     ] = "local",
     categories: Annotated[str, typer.Option(help=CATEGORIES_HELP)] = ",".join(CATEGORIES),

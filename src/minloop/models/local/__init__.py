@@ -1,7 +1,7 @@
 """The embedded model: a GGUF run in-process by llama.cpp (through ``xllamacpp``).
 
-``LocalModel()`` runs the bundled Qwen2.5-Coder-0.5B-Instruct (Q4_K_M); ``LocalModel(
-"qwen2.5-coder-1.5b")`` its larger sibling; ``LocalModel(path="any.gguf")`` any GGUF with a
+``LocalModel()`` runs the bundled Qwen2.5-Coder-1.5B-Instruct (Q4_K_M); ``LocalModel(
+"qwen2.5-coder-0.5b")`` its smaller, faster sibling; ``LocalModel(path="any.gguf")`` any GGUF with a
 chat template. The weights load once per process and are shared by every ``LocalModel`` with
 the same file and settings. The prompt is the model's own chat template with the tools; the
 reply is constrained to a valid decision (see ``minloop.models.local.decoding``). Calls are
@@ -47,7 +47,7 @@ from .watch import CallWatch
 
 __all__ = ["LocalModel"]
 
-DEFAULT_MODEL = "qwen2.5-coder-0.5b"
+DEFAULT_MODEL = "qwen2.5-coder-1.5b"
 ABSTAIN_TOKENS = 64  # the short answer after a call on invented values or an unsupported answer (~2 s)
 
 

