@@ -145,13 +145,16 @@ class Recording:
 THREADS: list[int | None] = [None]  # --threads: the runtime's threads (None: every core)
 
 
+SMALL = "qwen2.5-coder-0.5b"  # the default is the 1.5B
+
+
 def candidates() -> dict[str, Callable[[], Model]]:
     """The policies compared, by name (each built once, on first use)."""
     threads = THREADS[0]
     return {
-        "0.5b-before": lambda: LocalModel(guide=False, threads=threads),
-        "0.5b-round-3": lambda: RoundThree(threads=threads),
-        "0.5b": lambda: LocalModel(threads=threads),
+        "0.5b-before": lambda: LocalModel(SMALL, guide=False, threads=threads),
+        "0.5b-round-3": lambda: RoundThree(SMALL, threads=threads),
+        "0.5b": lambda: LocalModel(SMALL, threads=threads),
         "1.5b-before": lambda: LocalModel("qwen2.5-coder-1.5b", guide=False, threads=threads),
         "1.5b": lambda: LocalModel("qwen2.5-coder-1.5b", threads=threads),
         "cascade": lambda: Cascade(threads=threads),

@@ -148,6 +148,15 @@ def test_a_tool_is_named_by_its_description_too() -> None:
     assert insist.named_by(get_stock_quote.spec()) == {"stock", "quot", "share", "price", "ticker", "symbol"}
 
 
+def test_the_calculator_is_named_by_the_operation_its_example_shows() -> None:
+    from minloop.builtins import calculator
+
+    # 'e.g. "(17 + 5) * 3"' does not end the first sentence, and its operations are words
+    named = insist.named_by(calculator.spec())
+    assert {"add", "multipli", "power", "calcul"} <= named and not named & {"17", "5", "3", "2"}
+    assert named & set(insist.terms("What is 1234 times 5678?")) == {"multipli"}
+
+
 def test_a_required_call_on_invented_values_is_decided_among_the_other_tools() -> None:
     specs = [
         {"type": "function", "function": {"name": n, "parameters": {}}} for n in ("convert_time", "get_time")

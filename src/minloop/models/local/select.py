@@ -60,10 +60,11 @@ _STEMMER = snowballstemmer.stemmer("english")
 # Arithmetic between numbers reads as the operation's word: "1234 * 5678" and "250 times 4" share
 # "multiply" with a calculator's description, and "times" there is not the clock's "time".
 _OPERATION = re.compile(  # "-" and "/" only with spaces around them: 2024-05-01 is a date
-    r"(?<=\d)(?:\s*(?P<sign>\*\*|[*×÷^+])\s*|\s+(?P<spaced>[-/])\s+|,?\s+(?P<word>times)\s+)(?=[\d(])"
+    r"(?<=[\d)])(?:\s*(?P<sign>\*\*|[*×÷^+])\s*|\s+(?P<spaced>[-/])\s+|,?\s+(?P<word>times)\s+)(?=[\d(])"
 )
 _OPERATIONS = {"+": "add", "-": "subtract", "*": "multiply", "×": "multiply", "times": "multiply"}
 _OPERATIONS |= {"/": "divide", "÷": "divide", "^": "power", "**": "power"}
+_OPERATION_TERMS = {"add", "subtract", "multipli", "divid", "power"}  # their stems
 # Where a request moves on to its next ask: the end of a sentence or clause, "then", "also",
 # "and" before a new question or command; in Chinese 然后, 还有, 另外 and the like.
 _PART = re.compile(
@@ -331,7 +332,10 @@ _GENERIC = frozenset(
 def named_by(spec: Mapping[str, Any]) -> set[str]:
     """The words that name what a tool is about: those of its name and of its description's first
     sentence ("share price" for ``get_stock_quote``), without the words that say what it does or
-    which one (``_ACTIONS``, ``_GENERIC``)."""
+    which one (``_ACTIONS``, ``_GENERIC``) and without numbers; of an example in that sentence
+    ("e.g. ..."), only the operations it shows ("multiply" for "(17 + 5) * 3")."""
     fn = spec.get("function") or {}
-    first = re.split(r"(?<=[.;])\s", str(fn.get("description") or ""))[0]
-    return (set(terms(str(fn.get("name")))) | set(terms(first)) - _GENERIC) - _ACTIONS
+    first = re.split(r"(?<!e\.g\.)(?<!i\.e\.)(?<=[.;])\s", str(fn.get("description") or ""))[0]
+    said, _, example = first.partition("e.g.")  # 'e.g. "(17 + 5) * 3"' names "multiply" only
+    words = (set(terms(str(fn.get("name")))) | set(terms(said)) - _GENERIC) - _ACTIONS
+    return {w for w in words if not w.isdigit()} | (set(terms(example)) & _OPERATION_TERMS)
