@@ -28,7 +28,10 @@ def batch_command(
         str | None, typer.Option(help="Ray cluster address (default: start Ray locally).")
     ] = None,
     model: Annotated[
-        str, typer.Option(help="Model of tasks naming none: local (the 1.5B), local-0.5b, local-cascade or a name.")
+        str,
+        typer.Option(
+            help="Model of tasks naming none: local (the 1.5B), local-0.5b, local-cascade or a name."
+        ),
     ] = "local",
     base_url: Annotated[str | None, typer.Option(help="Endpoint of tasks that name none.")] = None,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
