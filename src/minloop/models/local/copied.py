@@ -152,7 +152,7 @@ def grounded_calls(
     evidence = None
     for call in message.get("tool_calls") or []:
         name = (call.get("function") or {}).get("name")
-        if name not in specs:
+        if not isinstance(name, str) or name not in specs:
             continue
         evidence = evidence or Evidence.of(messages)
         for argument, value in arguments_of(call["function"].get("arguments")).items():
