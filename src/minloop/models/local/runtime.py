@@ -17,6 +17,7 @@ from .prefix_cache import PrefixCache, prefix_dir
 from .stream import TEXT_SINK, streamed_completion
 
 __all__ = [
+    "PROMPT_CACHE_MIB",
     "RELEVANCE_QUESTION",
     "apply_template",
     "complete",
@@ -26,6 +27,12 @@ __all__ = [
     "relevance_of",
     "tokenize",
 ]
+
+# llama.cpp keeps the KV state of prompts its one slot held before in this much memory, and
+# restores the one sharing the longest prefix with a new prompt: a Chinese request's translation
+# (worked examples first) and the decision after it (tools first) each find their own prefix
+# again. Measured on six Chinese requests with the 1.5B model: 3.7 s a request against 5.7 s.
+PROMPT_CACHE_MIB = 1024
 
 
 def load(path: str, n_ctx: int, threads: int) -> Any:
@@ -43,7 +50,7 @@ def load(path: str, n_ctx: int, threads: int) -> Any:
     params.cache_prompt = True
     params.cpuparams.n_threads = threads
     params.cpuparams_batch.n_threads = threads
-    params.cache_ram_mib = 0  # no extra prompt caches beyond the slot's own KV cache
+    params.cache_ram_mib = PROMPT_CACHE_MIB  # prompts the slot held before, restored by prefix
     params.fit_params = False  # skips ~0.6 s of device-memory fitting on a CPU-only load
     params.verbosity = -1  # silent: llama.cpp would print ~15 lines per load and request
     prefix_dir().mkdir(parents=True, exist_ok=True)
