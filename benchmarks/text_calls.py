@@ -140,6 +140,13 @@ ARMS = {  # label: (text calls read, how a call with tools off is sent, a new se
     "read": (True, "text", False),
     "read, new server": (True, "text", True),
     "read, evidence": (True, "text", False),  # answers held to the tool results (EvidenceCheck)
+    "read, control as user": (True, "text", False),  # Controls(control_role="user")
+    "read, no control": (True, "text", False),  # Controls(control_message=False)
+}
+CONTROLS = {
+    "read, control as user": lambda: Controls(control_role="user"),
+    "read, no control": lambda: Controls(control_message=False),
+    "read, evidence": lambda: Controls(answer_check=EvidenceCheck()),
 }
 
 
@@ -159,7 +166,7 @@ def score(
         url, process = serve(server[1]) if fresh else (server[0], None)
         try:
             started = time.perf_counter()
-            controls = Controls(answer_check=EvidenceCheck()) if arm == "read, evidence" else Controls()
+            controls = CONTROLS.get(arm, Controls)()
             loop = Loop(client(url, tools_off), TOOLS, max_steps=4, text_calls=text_calls, controls=controls)
             result = loop.run_sync(prompt)
             seconds.append(time.perf_counter() - started)
