@@ -95,6 +95,16 @@ def test_a_value_in_the_examples_form_with_its_numbers_is_not_grounded() -> None
     assert copied.grounded_calls(calculator_call("(17 + 5) * 3"), [spec], asked)[1] == {}
 
 
+def test_a_date_in_the_form_of_the_examples_date_is_left_to_the_date_rules() -> None:
+    # "December" gives no 12, but the month is the user's: a date example is no pattern to copy
+    dated = {"function": {"name": "f", "description": 'On a date, e.g. "2026-12-10".', "parameters": {}}}
+    assert not copied.borrows("2026-12-11", dated, lambda n: n in (11, 2026))
+    timed = {"function": {"name": "f", "description": 'At a time, e.g. "14:30".', "parameters": {}}}
+    assert not copied.borrows("14:45", timed)
+    counted = {"function": {"name": "f", "description": 'A count, e.g. "3 rooms".', "parameters": {}}}
+    assert copied.borrows("3 rooms", counted) and not copied.borrows("3 rooms", counted, lambda n: n == 3)
+
+
 def test_a_value_borrowing_the_examples_number_is_asked_for_again_with_a_note() -> None:
     from minloop.builtins import calculator
 

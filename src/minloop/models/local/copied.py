@@ -136,6 +136,7 @@ def reshaped(
 
 
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
+_DATE = re.compile(r"\d{4}-\d{1,2}-\d{1,2}|\d{1,2}[:/]\d{1,2}")  # dates and times: their own rules
 _QUOTED = re.compile(r'"([^"]+)"|\'([^\']+)\'')
 
 
@@ -165,7 +166,8 @@ def grounded_calls(
 def borrows(value: str, spec: Mapping[str, Any], given: Callable[[float], bool] = lambda n: False) -> bool:
     """Whether ``value`` is written in the form of an example quoted in its tool's description,
     with a number of that example which ``given`` (the conversation) does not have: "(17 + 23) * 3"
-    after "(17 + 5) * 3", asked about 17 and 23."""
+    after "(17 + 5) * 3", asked about 17 and 23. Examples of dates and times are left to their
+    own rules ("2026-12-11" for "December 11" after "2026-12-10" keeps the example's month)."""
     fn = spec.get("function") or {}
     props = (fn.get("parameters") or {}).get("properties") or {}
     texts = [str(fn.get("description") or "")] + [str(p.get("description") or "") for p in props.values()]
@@ -173,7 +175,7 @@ def borrows(value: str, spec: Mapping[str, Any], given: Callable[[float], bool] 
     for found in (m.group(1) or m.group(2) for t in texts for m in _QUOTED.finditer(t)):
         example = re.sub(r"\s+", "", found)
         numbers = _NUMBER.findall(example)
-        if not numbers:
+        if not numbers or _DATE.search(example):
             continue
         form = r"(\d+(?:\.\d+)?)".join(re.escape(piece) for piece in _NUMBER.split(example))
         matched = re.fullmatch(form, written)
