@@ -13,24 +13,25 @@ statement that it cannot answer reliably, quoting what the tools returned
 An answer given after tools ran must also use them: when it states nothing that only a tool
 result gave (a number, a word or a weekday no user message has) and neither says it cannot
 answer nor asks something back, it is sent back the same way ("Yes, it will rain in Shanghai
-tomorrow" after a clock reading), unless it gives back what the user stated (``restates_user``). An answer given without any tool is held to its facts only,
-so chit-chat passes.
+tomorrow" after a clock reading), unless it gives back what the user stated (``restates_user``)
+or rightly compares two results (``compare``: "warmer in Paris than in Berlin"; a comparison the
+wrong way round is sent back once, then replaced). An answer given without any tool is held to
+its facts only, so chit-chat passes.
 
-Three rules read the results call by call (``minloop.models.local.results``): when every call
-since the user spoke failed or found nothing, an answer that does not say so is replaced by the
-plain statement at once; when the last call computed a number (a calculator) or a tool was
-called for several things, an answer that leaves out that number, or uses nothing of one of the
-results, is sent back once, with a note naming it. A fourth (``asked.beyond``) replaces an
-answer to a request that names what no tool that ran gives ("the humidity"), asks about a later
-day than the results give, or asks for an action no tool does ("Book me a table").
+Three rules read the results call by call (``.results``): when every call since the user spoke
+failed or found nothing, an answer that does not say so is replaced at once; when the last call
+computed a number or a tool was called for several things, an answer that leaves out that
+number, or uses nothing of one result, is sent back once. A fourth (``asked.beyond``) replaces
+an answer to a request for what no tool that ran gives ("the humidity"), a later day, or an
+action no tool does ("Book me a table").
 
 What counts as found, deliberately lenient so that honest answers pass:
 
 * a time (05:02, 3 pm, 下午3点04分) when its hour and minute are those of a clock reading in the
   evidence (the hour also in 12-hour form: 3 for 15, but "3 am" and "上午3点" are not 15:00);
-  a UTC offset (+09:00) is no reading; and a
-  time given for a place ("in Tokyo", "东京") when a reading's moment shows that hour and minute
-  there (``times.placed``: one UTC reading of 10:27 supports "19:27 in Tokyo", not "10:27 in Tokyo");
+  a UTC offset (+09:00) is no reading; and a time given for a place ("in Tokyo", "东京") when a
+  reading shows that hour and minute there (``times.placed``: one UTC reading of 10:27 supports
+  "19:27 in Tokyo", not "10:27 in Tokyo");
 * any other number equal to one in the evidence outside clock readings (so the "20" of a 20:03
   reading supports neither "20°C" nor "20%" nor "20 degrees"), or to it rounded (3.14 for 3.14159, 700万 for
   7006652 within 0.5%); a bare number may name a reading's hour; 0 and 1 written without decimals, and list markers ("1.");
@@ -51,6 +52,7 @@ from ...decision import Replacement
 from ...language import Language, numbers_in, user_language
 from .arithmetic import written
 from .asked import also_said, beyond, given, last_said
+from .compare import ORDER, compared, order_note
 from .grounding import Evidence
 from .notes import COMPUTED, GIVEN, HONESTY, LEFT_OUT, NOTES, READING, SEPARATOR, UNUSED, plain_statement
 from .results import left_out, uncomputed, unserved
@@ -240,13 +242,15 @@ class EvidenceCheck:
             return Replacement(plain_statement(messages, language, menu, english))
         if declines(answer) and _rejected(messages) < self.retries and given(messages, menu, english):
             return GIVEN[self.note_language or language]  # "I can't tell the temperature" beside it
-        facts = unsupported(answer, evidence_of(messages))
-        drawn = draws_on_tools(answer, messages)
+        if (order := compared(answer, messages)) is False and _rejected(messages) < self.retries:
+            return order_note(messages, self.note_language or language)  # "东京比悉尼更暖和": 21 and 27
+        facts = unsupported(answer, evidence_of(messages)) + (["order"] if order is False else [])
+        drawn = draws_on_tools(answer, messages) or order  # a right comparison uses the results
         unused = not facts and drawn is False and not declines(answer) and not restates_user(answer, messages)
         if unused and language == "zh" and self.english is not None:  # "已送达" for "delivered"
             unused = not draws_on_tools(self.english(answer) or "", also_said(messages, english))
         if not facts and not unused:
-            return self._left_out(answer, messages)
+            return None if order else self._left_out(answer, messages)  # a comparison uses both
         if _rejected(messages) >= self.retries or not (drawn or self.resend_unused):
             return Replacement(
                 plain_statement(messages, language, menu, english)
@@ -302,6 +306,7 @@ def is_note(message: Mapping[str, Any]) -> bool:
     content = message.get("content")
     starts = [note.split("{facts}")[0] for note in NOTES.values()] + [*UNUSED.values(), *GIVEN.values()]
     starts += [note.split("{tool}")[0] for note in (*LEFT_OUT.values(), *COMPUTED.values())]
+    starts += [note.split("{first}")[0] for note in ORDER.values()]
     return message.get("role") != "user" and isinstance(content, str) and content.startswith(tuple(starts))
 
 
