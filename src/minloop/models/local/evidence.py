@@ -245,7 +245,7 @@ class EvidenceCheck:
         if (order := compared(answer, messages)) is False and _rejected(messages) < self.retries:
             return order_note(messages, self.note_language or language)  # "东京比悉尼更暖和": 21 and 27
         facts = unsupported(answer, evidence_of(messages)) + (["order"] if order is False else [])
-        drawn = draws_on_tools(answer, messages) or order  # a right comparison uses the results
+        drawn = True if order else draws_on_tools(answer, messages)  # a right comparison uses the results
         unused = not facts and drawn is False and not declines(answer) and not restates_user(answer, messages)
         if unused and language == "zh" and self.english is not None:  # "已送达" for "delivered"
             unused = not draws_on_tools(self.english(answer) or "", also_said(messages, english))
