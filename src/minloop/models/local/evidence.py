@@ -45,7 +45,6 @@ import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import pairwise
 from typing import Any
 
 from ...decision import Replacement
@@ -53,6 +52,7 @@ from ...language import Language, numbers_in, user_language
 from .arithmetic import written
 from .asked import also_said, beyond, given, last_said
 from .compare import ORDER, compared, order_note
+from .drawn import LIST_MARKER, among, draws_on_tools, tool_values
 from .grounding import Evidence
 from .notes import COMPUTED, GIVEN, HONESTY, LEFT_OUT, NOTES, READING, SEPARATOR, UNUSED, plain_statement
 from .results import left_out, uncomputed, unserved
@@ -78,7 +78,6 @@ _FACT = re.compile(
     r"|(?<![\d.])[零〇一二两三四五六七八九十百千万亿]{2,}(?:点[零〇一二三四五六七八九]+)?"
 )
 _ADDRESS = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+|https?://[^\s，。、）)]+")
-_LIST_MARKER = re.compile(r"^\s*(\d{1,2})[.)]\s", re.MULTILINE)
 _DECLINE = re.compile(
     r"can't|cannot|can not|unable|(?:don't|do not|does not|doesn't|did not|didn't) "
     r"(?:have|know|provide|give|return|include|contain|find|respond|answer)|"
@@ -87,14 +86,10 @@ _DECLINE = re.compile(
     r"无法|不能|没有|抱歉|不知道|不清楚|暂无|未提供|不提供|不支持|不确定|找不到|未找到|不存在|未能|失败",
     re.IGNORECASE,
 )
-_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "sunday")
-_CN_DAYS = "一二三四五六日天"
-_CN_WEEKDAY = re.compile(rf"(?:星期|周|礼拜|禮拜)([{_CN_DAYS}])")
 _UNIT = re.compile(
     r"\s?(?:(?:degrees?|percent|celsius|fahrenheit|dollars?|years?|people)\b|[度元岁米])", re.I
 )
 _TIMELY = re.compile(r"hour|time|clock|[时時点點]", re.IGNORECASE)
-_HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
 _NAME = re.compile(r"\b[A-Z][a-z]+(?:\s+(?:[A-Z][a-z]+|[A-Z]\.))+")
 _LEADING = frozenset({
     "The", "A", "An", "In", "On", "At", "It", "I", "This", "That", "These", "Those", "My", "Your", "Our", "Their",
@@ -140,7 +135,7 @@ def _unsupported(answer: str, evidence: Evidence, clock: bool) -> list[str]:
         elif place:  # a reading's time, given for a place it was not read for
             facts.setdefault(place)
     rest = TIME.sub(lambda m: " " * len(m.group()), answer)  # positions kept for the list markers
-    markers = {m.start(1) for m in _LIST_MARKER.finditer(rest)}
+    markers = {m.start(1) for m in LIST_MARKER.finditer(rest)}
     for match in _FACT.finditer(rest):
         values = [abs(v) for v in numbers_in(match.group())]
         if match.start() in markers or not values:
@@ -315,21 +310,6 @@ def declines(answer: str) -> bool:
     return bool(_DECLINE.search(answer)) or answer.rstrip().endswith(("?", "？"))
 
 
-def draws_on_tools(answer: str, messages: Sequence[Mapping[str, Any]]) -> bool | None:
-    """Whether ``answer`` states something only the tool results since the user last spoke gave:
-    a number, a word or a weekday that no user message has. ``None`` when no tool ran."""
-    tools = tool_values(messages)
-    if tools is None:
-        return None
-    user = "\n".join(str(m.get("content")) for m in messages if m.get("role") == "user")
-    said, given = numbers_in(user), numbers_in(tools)
-    for value in numbers_in(_LIST_MARKER.sub(" ", answer)):
-        if value not in (0.0, 1.0) and _rounded_among(value, given) and not _among(value, said):
-            return True
-    words = set(_terms(answer)) | {_WEEKDAYS[_CN_DAYS.index(d)] for d in _CN_WEEKDAY.findall(answer)}
-    return bool(words & (set(_terms(tools)) - set(_terms(user))))
-
-
 def restates_user(answer: str, messages: Sequence[Mapping[str, Any]]) -> bool:
     """Whether ``answer`` gives back what the user stated (a typed answer whose every value the
     user's messages hold, a text stating a number the user gave other than 0 and 1): it needs no
@@ -338,55 +318,15 @@ def restates_user(answer: str, messages: Sequence[Mapping[str, Any]]) -> bool:
     said, lowered = numbers_in(user), user.casefold()
     data = _typed(answer)
     if data is None:
-        stated = numbers_in(_LIST_MARKER.sub(" ", answer))
-        return any(v not in (0.0, 1.0) and _among(v, said) for v in stated)
+        stated = numbers_in(LIST_MARKER.sub(" ", answer))
+        return any(v not in (0.0, 1.0) and among(v, said) for v in stated)
     values = [text for _, text in _leaves(data) if text.strip()]
     numbers = [numbers_in(text) for text in values]
     found = (
-        text.casefold() in lowered or (n and all(_among(v, said) for v in n))
+        text.casefold() in lowered or (n and all(among(v, said) for v in n))
         for text, n in zip(values, numbers)
     )
     return bool(values) and all(found)
-
-
-def tool_values(messages: Sequence[Mapping[str, Any]]) -> str | None:
-    """The values (not the keys) of the tool results since the user last spoke; ``None`` when none."""
-    found: list[str] = []
-    for message in reversed(messages):
-        if message.get("role") == "user":
-            break
-        if message.get("role") == "tool":
-            try:
-                found.extend(_values(json.loads(str(message.get("content")))))
-            except ValueError:
-                found.append(str(message.get("content")))
-    return "\n".join(found) if found else None
-
-
-def _values(data: Any) -> list[str]:
-    if isinstance(data, dict):
-        return [v for key, item in data.items() if key != "trace_id" for v in _values(item)]
-    if isinstance(data, list):
-        return [v for item in data for v in _values(item)]
-    return [str(data)]
-
-
-def _terms(text: str) -> list[str]:
-    """Words of three letters or more, and pairs of neighbouring Chinese characters."""
-    lowered = text.lower()
-    return re.findall(r"[a-z]{3,}", lowered) + [
-        a + b for run in _HAN.findall(lowered) for a, b in pairwise(run)
-    ]
-
-
-def _among(value: float, numbers: Sequence[float]) -> bool:
-    return any(abs(value - n) <= 1e-9 * max(1.0, abs(n)) for n in numbers)
-
-
-def _rounded_among(value: float, numbers: Sequence[float]) -> bool:
-    """Whether ``value`` is one of ``numbers`` rounded to its own decimals ("381.89" for 381.892)."""
-    decimals = 0 if value.is_integer() else len(repr(value).partition(".")[2])
-    return any(abs(value - n) <= max(0.5 * 10**-decimals, 1e-9 * max(1.0, abs(n))) for n in numbers)
 
 
 def _rejected(messages: Sequence[Mapping[str, Any]]) -> int:

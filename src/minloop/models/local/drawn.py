@@ -1,0 +1,76 @@
+"""Whether an answer draws on the tool results: states a number, a word or a weekday that only
+the results since the user last spoke gave (``draws_on_tools``), for the evidence check's rule
+that an answer after tools ran must use them."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from itertools import pairwise
+from typing import Any
+
+from ...language import numbers_in
+
+__all__ = ["LIST_MARKER", "among", "draws_on_tools", "rounded_among", "tool_values"]
+
+LIST_MARKER = re.compile(r"^\s*(\d{1,2})[.)]\s", re.MULTILINE)  # "1." before a list item: no fact
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "sunday")
+_CN_DAYS = "一二三四五六日天"
+_CN_WEEKDAY = re.compile(rf"(?:星期|周|礼拜|禮拜)([{_CN_DAYS}])")
+_HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
+
+
+def draws_on_tools(answer: str, messages: Sequence[Mapping[str, Any]]) -> bool | None:
+    """Whether ``answer`` states something only the tool results since the user last spoke gave:
+    a number, a word or a weekday that no user message has. ``None`` when no tool ran."""
+    tools = tool_values(messages)
+    if tools is None:
+        return None
+    user = "\n".join(str(m.get("content")) for m in messages if m.get("role") == "user")
+    said, given = numbers_in(user), numbers_in(tools)
+    for value in numbers_in(LIST_MARKER.sub(" ", answer)):
+        if value not in (0.0, 1.0) and rounded_among(value, given) and not among(value, said):
+            return True
+    words = set(_terms(answer)) | {_WEEKDAYS[_CN_DAYS.index(d)] for d in _CN_WEEKDAY.findall(answer)}
+    return bool(words & (set(_terms(tools)) - set(_terms(user))))
+
+
+def tool_values(messages: Sequence[Mapping[str, Any]]) -> str | None:
+    """The values (not the keys) of the tool results since the user last spoke; ``None`` when none."""
+    found: list[str] = []
+    for message in reversed(messages):
+        if message.get("role") == "user":
+            break
+        if message.get("role") == "tool":
+            try:
+                found.extend(_values(json.loads(str(message.get("content")))))
+            except ValueError:
+                found.append(str(message.get("content")))
+    return "\n".join(found) if found else None
+
+
+def _values(data: Any) -> list[str]:
+    if isinstance(data, dict):
+        return [v for key, item in data.items() if key != "trace_id" for v in _values(item)]
+    if isinstance(data, list):
+        return [v for item in data for v in _values(item)]
+    return [str(data)]
+
+
+def _terms(text: str) -> list[str]:
+    """Words of three letters or more, and pairs of neighbouring Chinese characters."""
+    lowered = text.lower()
+    return re.findall(r"[a-z]{3,}", lowered) + [
+        a + b for run in _HAN.findall(lowered) for a, b in pairwise(run)
+    ]
+
+
+def among(value: float, numbers: Sequence[float]) -> bool:
+    return any(abs(value - n) <= 1e-9 * max(1.0, abs(n)) for n in numbers)
+
+
+def rounded_among(value: float, numbers: Sequence[float]) -> bool:
+    """Whether ``value`` is one of ``numbers`` rounded to its own decimals ("381.89" for 381.892)."""
+    decimals = 0 if value.is_integer() else len(repr(value).partition(".")[2])
+    return any(abs(value - n) <= max(0.5 * 10**-decimals, 1e-9 * max(1.0, abs(n))) for n in numbers)
