@@ -32,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .policy import since_user
-from .results import outcomes
+from .results import served
 from .select import terms
 
 __all__ = ["also_said", "beyond", "given", "last_said", "later", "not_given", "unoffered"]
@@ -79,17 +79,17 @@ def _read(
 ) -> tuple[str, bool] | None:
     """The thing named after "what is", and whether the tools that served gave all its words."""
     found = _ASKED.search(english or last_said(messages))
-    served = [o for o in outcomes(messages) if o.kind == "served"]
+    done = served(messages)
     wanted = [t for t in terms(found["what"]) if t not in _VAGUE] if found else []
-    if found is None or not served or not wanted:
+    if found is None or not done or not wanted:
         return None
-    names = {o.tool for o in served}
+    names = {o.tool for o in done}
     described = [
         f"{spec.get('name', '')} {spec.get('description', '')}"
         for spec in (tool.get("function") or {} for tool in menu or ())
         if spec.get("name") in names
     ]
-    text = " ".join([*names, *described, *(json.dumps(o.result, ensure_ascii=False) for o in served)])
+    text = " ".join([*names, *described, *(json.dumps(o.result, ensure_ascii=False) for o in done)])
     return found["what"], set(wanted) <= set(terms(text.replace("_", " ")))
 
 
@@ -107,10 +107,10 @@ def later(messages: Sequence[Mapping[str, Any]], english: str | None = None) -> 
     """The later day the user's last message asks about ("next week", "明天") when tools served
     since then and none was given a date nor returned one (see the module), else ``None``."""
     found = _LATER.search(last_said(messages)) or (_LATER.search(english) if english else None)
-    served = [o for o in outcomes(messages) if o.kind == "served"]
-    if found is None or not served:
+    done = served(messages)
+    if found is None or not done:
         return None
-    dated = any(_DATED.search(f"{json.dumps(o.arguments)} {json.dumps(o.result)}") for o in served)
+    dated = any(_DATED.search(f"{json.dumps(o.arguments)} {json.dumps(o.result)}") for o in done)
     return None if dated else found[0]
 
 
@@ -193,10 +193,10 @@ def beyond(
 def _quotes(answer: str, messages: Sequence[Mapping[str, Any]]) -> bool:
     """Whether ``answer`` has a Latin word of three letters or more that a result served since the
     user spoke has and the user's message has not ("Dentist appointment")."""
-    served = " ".join(json.dumps(o.result) for o in outcomes(messages) if o.kind == "served").casefold()
+    results = " ".join(json.dumps(o.result) for o in served(messages)).casefold()
     said = last_said(messages).casefold()
     words = {w.casefold() for w in re.findall(r"[A-Za-z]{3,}", answer)}
-    return any(re.search(rf"\b{w}\b", served) and w not in said for w in words)
+    return any(re.search(rf"\b{w}\b", results) and w not in said for w in words)
 
 
 def also_said(messages: Sequence[Mapping[str, Any]], english: str | None) -> list[Mapping[str, Any]]:

@@ -21,7 +21,7 @@ from typing import Any
 
 from ...language import Language
 from ...language.zones import resolve_zone
-from .results import Outcome, outcomes
+from .results import Outcome, served
 
 __all__ = ["ORDER", "compared", "order_note"]
 
@@ -44,13 +44,13 @@ _CLAUSE = re.compile(r"[^.。!！?？;；,，]*(?:\bthan\b|比)[^.。!！?？;�
 
 def compared(answer: str, messages: Sequence[Mapping[str, Any]]) -> bool | None:
     """Whether the answer's comparison of two results has their order right (see the module)."""
-    served = [o for o in outcomes(messages) if o.kind == "served"]
+    done = served(messages)
     clause = _CLAUSE.search(answer)
-    if len(served) != 2 or clause is None:
+    if len(done) != 2 or clause is None:
         return None
-    values = _differing(served[0].result, served[1].result)
+    values = _differing(done[0].result, done[1].result)
     text = clause.group()
-    places = [_place(text, o) for o in served]
+    places = [_place(text, o) for o in done]
     if values is None or places[0] is None or places[1] is None or places[0] == places[1]:
         return None
     if "比" in text:  # "东京比悉尼更暖和": the comparative right after the other thing
@@ -100,7 +100,7 @@ def _place(answer: str, outcome: Outcome) -> int | None:
 def order_note(messages: Sequence[Mapping[str, Any]], language: Language) -> str:
     """The note sending back an answer whose comparison has the wrong order (``compared`` is
     ``False``): the two things and their values, as the results give them."""
-    first, second = [o for o in outcomes(messages) if o.kind == "served"]
+    first, second = served(messages)
     values = _differing(first.result, second.result) or (0.0, 0.0)
     names = [
         next((str(v) for v in o.arguments.values() if isinstance(v, str)), o.tool) for o in (first, second)

@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 from ...language import numbers_in
 
-__all__ = ["Outcome", "left_out", "outcomes", "uncomputed", "unserved"]
+__all__ = ["Outcome", "left_out", "outcomes", "served", "uncomputed", "unserved"]
 
 _HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
 _TOKEN = re.compile(r"[a-z0-9][a-z0-9@._+-]*[a-z0-9]|[a-z0-9]")
@@ -67,6 +67,11 @@ def outcomes(messages: Sequence[Mapping[str, Any]]) -> list[Outcome]:
     return found[::-1]
 
 
+def served(messages: Sequence[Mapping[str, Any]]) -> list[Outcome]:
+    """The calls since the user last spoke whose tool served a result, oldest first."""
+    return [o for o in outcomes(messages) if o.kind == "served"]
+
+
 def _kind(result: Any) -> Literal["served", "failed", "empty"]:
     if isinstance(result, dict) and isinstance(result.get("code"), str) and "error" in result:
         return "failed"
@@ -87,13 +92,13 @@ def unserved(messages: Sequence[Mapping[str, Any]]) -> bool:
 def left_out(answer: str, messages: Sequence[Mapping[str, Any]]) -> list[Outcome]:
     """The served calls of a tool called for several things whose result the answer uses nothing
     of (see the module); empty when every one is used, or no tool was called twice."""
-    served = [o for o in outcomes(messages) if o.kind == "served"]
+    done = served(messages)
     user = " ".join(str(m.get("content")) for m in messages if m.get("role") == "user")
     said = _marks(user)
     used = _marks(answer)
     missing = []
-    for outcome in served:
-        twins = [o for o in served if o.tool == outcome.tool and o is not outcome]
+    for outcome in done:
+        twins = [o for o in done if o.tool == outcome.tool and o is not outcome]
         if not twins or all(o.arguments == outcome.arguments for o in twins):
             continue
         others = set().union(*(_marks(_text(o.result)) for o in twins))
