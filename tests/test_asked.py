@@ -54,6 +54,24 @@ def test_what_no_result_name_or_description_holds_is_not_given() -> None:
         assert not_given(conversation(request, name, result), MENU) == expected, request
 
 
+def test_a_count_or_a_measure_is_looked_for_by_the_words_that_name_it() -> None:
+    order = {"order_id": "C5502", "status": "processing", "carrier": "FedEx"}
+    parcel = {"parcel": "X1", "weight_kg": 2.5, "status": "in transit"}
+    city = {"city": "Tokyo", "population": 13960000}
+    asked = {
+        "How heavy is the parcel of order C5502?": (order, "heavy"),
+        "How much does the parcel of order C5502 weigh?": (order, "weigh"),
+        "How much does parcel X1 weigh?": (parcel, None),  # "weight_kg" names the weight
+        "How many copies of order C5502 were sold?": (order, "copies"),
+        "How many people live in Tokyo?": (city, None),  # "population" counts people
+        "How many days until order C5502 arrives?": (order, None),  # days are counted from dates
+        "How many euros is order C5502?": (order, None),  # a unit, not a thing counted
+        "How old is Tokyo?": (city, "old"),
+    }
+    for request, (result, expected) in asked.items():
+        assert not_given(conversation(request, "get_weather", result), MENU) == expected, request
+
+
 def test_nothing_is_looked_for_before_a_tool_served() -> None:
     failed = {"error": "the weather service did not answer", "code": "ERR_TOOL_FAILED"}
     assert not_given(conversation("What's the humidity in Paris?", "get_weather", failed), MENU) is None

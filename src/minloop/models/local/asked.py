@@ -13,6 +13,12 @@ Words are compared by their stems (``select.terms``), so "prices" finds "price".
 request is read in its English translation, when the model made one (``translate``): its words
 cannot be looked for in English results.
 
+A request for a count or a measure is read the same way: "How many copies were sold?" looks for
+"copies"; "How heavy is the parcel?", "How much does it weigh?", "How tall", "How old", "How
+far" look for any of the words a result names that measure by ("weight", "kg"...). A count of
+days, hours or times is left alone (it is worked out from dates), and so is a count of units
+("How many euros do I get for one dollar?"): a result's number is in them.
+
 Two more rules read what a request asks for:
 
 * ``later``: a request about a later day ("next week", "tomorrow", "下周", "明天") that the tools
@@ -44,6 +50,35 @@ _ASKED = re.compile(
     r"(?=\s+(?:of|in|for|on|at|from|between|to|like|today|now|right|with)\b|\s*[?.!]|\s*$)",
     re.IGNORECASE,
 )
+_HOW_MANY = re.compile(
+    r"\bhow\s+many\s+(?P<what>[a-z][a-z-]*)(?=\s+(?:are|were|is|was|did|do|does|have|has|had|will|can|of|in|on|at|"
+    r"for|left|remain|remaining|does)\b|\s*[?.!]|\s*$)",
+    re.IGNORECASE,
+)
+# A measure asked by its adjective or verb, and the words that name it in a result.
+_MEASURES = {
+    "heavy": "weight weigh mass kg kilogram gram pound lb",
+    "weigh": "weight weigh mass kg kilogram gram pound lb",
+    "tall": "height tall elevation altitude",
+    "old": "age old born founded established built year",
+    "far": "distance far km kilometre kilometer mile",
+    "deep": "depth deep",
+    "wide": "width wide",
+}
+_HOW_MEASURE = re.compile(
+    r"\bhow\s+(?P<what>heavy|tall|old|far|deep|wide)\b"
+    r"|\bhow\s+much\s+(?:does|do|did|will|would)\s+.{1,40}?\s+(?P<verb>weigh)\b",
+    re.IGNORECASE,
+)
+# Counts that are worked out from dates, and units a result's number is in rather than things counted.
+_SPANS = frozenset(
+    terms(
+        "seconds minutes hours days weeks months years times degrees percent points dollars euros pounds yen "
+        "yuan rmb francs pesos rupees won kilometres kilometers miles metres meters feet grams kilograms "
+        "litres liters calories steps units"
+    )
+)
+_NAMED_BY = {"people": "people population resident inhabitant person"}
 # Words that say when, which one or how exactly, not what.
 _VAGUE = frozenset(
     terms("current currently latest today exact actual real now right present live first last next one worth")
@@ -78,10 +113,13 @@ def _read(
     messages: Sequence[Mapping[str, Any]], menu: Sequence[Mapping[str, Any]] | None, english: str | None
 ) -> tuple[str, bool] | None:
     """The thing named after "what is", and whether the tools that served gave all its words."""
-    found = _ASKED.search(english or last_said(messages))
+    said = english or last_said(messages)
+    found = _ASKED.search(said) or _HOW_MANY.search(said)
+    measure = None if found else _HOW_MEASURE.search(said)
     done = served(messages)
-    wanted = [t for t in terms(found["what"]) if t not in _VAGUE] if found else []
-    if found is None or not done or not wanted:
+    what = found["what"] if found else (measure["what"] or measure["verb"]).lower() if measure else ""
+    wanted = [t for t in terms(what) if t not in _VAGUE and t not in _SPANS]
+    if not done or not wanted:
         return None
     names = {o.tool for o in done}
     described = [
@@ -90,7 +128,10 @@ def _read(
         if spec.get("name") in names
     ]
     text = " ".join([*names, *described, *(json.dumps(o.result, ensure_ascii=False) for o in done)])
-    return found["what"], set(wanted) <= set(terms(text.replace("_", " ")))
+    given = set(terms(text.replace("_", " ")))
+    if measure is not None or what.lower() in _NAMED_BY:  # any word of the measure's names will do
+        return what, bool(given & set(terms(_MEASURES.get(what, "") or _NAMED_BY[what.lower()])))
+    return what, set(wanted) <= given
 
 
 _LATER = re.compile(
@@ -185,8 +226,9 @@ def beyond(
     (the translation may name the thing otherwise: "schedule" for a calendar's events)."""
     if language == "en":
         asked = not_given(messages, menu)
-    else:
-        asked = not_given(messages, menu, english) if english and not _quotes(answer, messages) else None
+    else:  # a measure keeps its name in translation ("有多重": "how heavy"); a thing may not
+        asked = not_given(messages, menu, english) if english else None
+        asked = None if asked not in _MEASURES and _quotes(answer, messages) else asked
     return asked or later(messages, english) or unoffered(messages, menu)
 
 
