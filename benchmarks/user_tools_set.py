@@ -1,4 +1,4 @@
-"""The request set of ``user_tools_dev.py``: 74 requests over the tools of ``user_tools.py``, half Chinese.
+"""The request set of ``user_tools_dev.py``: 78 requests over the tools of ``user_tools.py``, half Chinese.
 
 Each item is ``(group, language, request, facts)``. The groups:
 
@@ -98,6 +98,7 @@ _PAIRS: list[tuple[str, str, str, list[Fact]]] = [
         "2026年12月5日从巴黎到里昂的第一班火车还剩多少座位？",
         [],
     ),
+    ("not_returned", "How heavy is the parcel of order C5502?", "订单 C5502 的包裹有多重？", []),
     (
         "not_returned",
         "Book me a table at Sakura in Paris for tonight.",
@@ -118,6 +119,12 @@ _PAIRS: list[tuple[str, str, str, list[Fact]]] = [
         "What are the phone numbers of Ada Lovelace and Alan Turing?",
         "Ada Lovelace 和 Alan Turing 的电话号码分别是多少？",
         [r"7946[\s-]?0018", r"496[\s-]?0735"],
+    ),
+    (
+        "two_step",
+        "What is the status of order A1234, and of order C5502?",
+        "订单A1234和C5502分别是什么状态？",
+        [r"shipped|已发货|发货", r"processing|处理中|正在处理"],
     ),
     ("two_step", "What is Microsoft's share price in euros?", "微软的股价换算成欧元是多少？", [381.89]),
     ("two_step", "How much do 10 shares of Nvidia cost?", "买10股英伟达要多少钱？", [1318.8]),

@@ -23,6 +23,7 @@ from ...language import Language, user_language
 from ..base import ModelRequest
 from .grounding import Evidence, ground_calls
 from .policy import arguments_of, since_user
+from .shaped import shape
 
 __all__ = [
     "COPIED",
@@ -108,11 +109,6 @@ def asked_again(
     return replace(
         request, messages=[*request.messages, {"role": "system", "content": note}], tool_choice=forced
     )
-
-
-def shape(value: str) -> str:
-    """A code's shape: "A" for a capital, "a" for a small letter, "9" for a digit ("BA117": "AA999")."""
-    return re.sub(r"[0-9]", "9", re.sub(r"[a-z]", "a", re.sub(r"[A-Z]", "A", value)))
 
 
 def reshaped(

@@ -14,6 +14,10 @@ weather tool for a Chinese request about a restaurant. These rules steer it:
   amount times a price or a rate, its expression written by ``arithmetic.product`` when each
   number is plain to read. Grounding still checks the call's values, and each rule applies once
   per request;
+* ``shaped.another`` (in ``shaped.py``): the same tool again for each other code the request
+  writes in the shape of one a call took ("orders A1234 and C5502", two ISBNs);
+* ``rejected.retried`` (in ``rejected.py``): a call its tool rejected for its value ("unknown
+  ticker symbol: NVIDIA") is made once more, with a note saying what was not accepted;
 * ``split``: a first call whose value holds both things the request joins with "and", "和"
   ("Ada Lovelace and Alan Turing's phone numbers") is made once for each of them;
 * ``insist.insisted`` (a module of its own): a first answer made up, a decline or the request
@@ -32,7 +36,9 @@ from ...language import Language, code_names
 from ..base import ModelResponse
 from .arithmetic import calculator, product
 from .grounding import Evidence
-from .results import Outcome, outcomes
+from .rejected import retried, since_retried
+from .results import Outcome, served
+from .shaped import another
 
 __all__ = [
     "FollowUp",
@@ -118,13 +124,18 @@ def follow_up(
     if not messages or messages[-1].get("role") not in ("tool", "function", "system"):
         return None
     text, calls, results = since_user(messages)
+    if rejected := retried(calls, results, language):  # "unknown ticker symbol: NVIDIA"
+        return FollowUp(*rejected)
+    calls, results = since_retried(calls, results)
     if not calls or not results or any('"code": "ERR_' in r for r in results):
         return None  # nothing ran yet, or a call failed: the model says what happened
     names = {str(t.get("function", {}).get("name")) for t in tools}
     if len(calls) == 1 and calls[0]["name"] in names and (again := _again(text, english, calls[0], language)):
         return again
+    if coded := another(text, calls, names):  # the next code of the same shape
+        return FollowUp(coded[0], "", coded[1])
     return _converted(text, calls, results, tools, language) or _computed(
-        text, calls, results, tools, language, outcomes(messages)
+        text, calls, results, tools, language, served(messages)
     )
 
 
