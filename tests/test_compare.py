@@ -58,9 +58,9 @@ def test_a_comparison_the_wrong_way_round_is_sent_back_once_then_replaced() -> N
     note = "你的回答把 Tokyo 和 Sydney 比反了：工具结果中 Tokyo 是 21，Sydney 是 27。请根据这些数值重新回答。"
     assert check(wrong, ZH) == note
     again = [*ZH, {"role": "assistant", "content": wrong}, {"role": "system", "content": note}]
-    replaced = check(wrong, again)
-    assert isinstance(replaced, Replacement) and replaced.text.startswith(
-        "我无法根据工具返回的结果可靠地回答这个问题"
+    assert check(wrong, again) == Replacement(  # the results did answer: no "not what you asked for"
+        "我无法根据工具返回的结果可靠地回答这个问题：get_weather 给出了 city Tokyo, temperature 21, "
+        "condition sunny；get_weather 给出了 city Sydney, temperature 27, condition sunny。"
     )
 
 

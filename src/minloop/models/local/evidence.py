@@ -247,9 +247,10 @@ class EvidenceCheck:
         if not facts and not unused:
             return None if order else self._left_out(answer, messages)  # a comparison uses both
         if _rejected(messages) >= self.retries or not (drawn or self.resend_unused):
+            unasked = order is not False  # compared the wrong way round: the results did answer
             return Replacement(
-                plain_statement(messages, language, menu, english)
-            )  # the invented facts are not repeated
+                plain_statement(messages, language, menu, english, unasked)
+            )  # no invented fact
         note = self.note_language or language
         if unused:
             return UNUSED[note]
