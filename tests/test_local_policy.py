@@ -12,7 +12,7 @@ from minloop import Loop, ModelRequest, tool
 from minloop.builtins import calculator
 from minloop.decision import Replacement
 from minloop.models.local import LocalModel
-from minloop.models.local.chinese import CHINESE, in_english, latin_names
+from minloop.models.local.chinese import CHINESE, WORDS, in_english, latin_names
 from minloop.models.local.copied import asked_again
 from minloop.models.local.decoding import renderable
 from minloop.models.local.evidence import EvidenceCheck
@@ -74,8 +74,11 @@ def test_a_chinese_request_is_answered_under_a_pattern_that_begins_in_chinese() 
     assert schema["properties"]["answer"] == {"type": "string", "pattern": CHINESE}
     english = ModelRequest([{"role": "user", "content": "Weather in Paris?"}], SPECS[:1])
     assert LocalModel().body(english)["json_schema"]["anyOf"][-1]["properties"]["answer"] == {
-        "type": "string"
+        "type": "string",
+        "pattern": WORDS,  # in words: not a tool result copied as JSON
     }
+    asked = ModelRequest([{"role": "user", "content": "Weather in Paris, as JSON?"}], SPECS[:1])
+    assert LocalModel().body(asked)["json_schema"]["anyOf"][-1]["properties"]["answer"] == {"type": "string"}
     unguided = LocalModel(guide=False).body(chinese)["json_schema"]["anyOf"][-1]
     assert unguided["properties"]["answer"] == {"type": "string"}
 
@@ -214,6 +217,11 @@ def test_the_plain_statement_says_what_happened_in_words() -> None:
     english = "What is the share price of Microsoft?"
     assert plain_statement([{"role": "user", "content": "微软的股价是多少？"}], "zh", SPECS[:2], english) == (
         "我无法可靠地回答这个问题：无法用你的请求中给出的信息调用 get_stock_quote。"
+    )
+    yen = [{"role": "user", "content": "250美元是多少日元？"}]  # two currencies name the exchange rate
+    assert (
+        plain_statement(yen, "zh", SPECS)
+        == "我无法可靠地回答这个问题：无法用你的请求中给出的信息调用 get_exchange_rate。"
     )
 
 

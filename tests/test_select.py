@@ -312,3 +312,26 @@ def test_a_chinese_request_on_a_large_english_menu_is_ranked_in_english(local: L
             }
         ],
     }
+
+
+def test_a_request_that_names_two_currencies_keeps_the_tool_that_converts_them() -> None:
+    menu = [
+        spec(
+            "search_restaurants",
+            "Search restaurants in a city by cuisine.",
+            city="City",
+            cuisine="e.g. japanese",
+        ),
+        spec("get_exchange_rate", "Get today's exchange rate.", base="ISO 4217 code", target="ISO 4217 code"),
+        *MENU[:2],
+    ]
+
+    def shown(text: str) -> list[str]:
+        return names(select_tools(menu, user(text)).tools)
+
+    assert shown("How many Japanese yen (JPY) are equivalent to 250 US dollars (USD)?") == [
+        "search_restaurants",  # "Japanese"
+        "get_exchange_rate",  # two currencies, no word of its description
+    ]
+    assert shown("250美元是多少日元？") == ["get_exchange_rate"]
+    assert shown("Find a Japanese restaurant in Paris.") == ["search_restaurants"]

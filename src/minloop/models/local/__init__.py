@@ -24,16 +24,8 @@ from ...guard import ensure_not_in_tool
 from ...language import user_language
 from ...messages import Message
 from ..base import ModelRequest, ModelResponse, TextDelta
-from . import chinese, copied, insist, policy
-from .decoding import (
-    ANSWER,
-    answer_schema,
-    decision_schema,
-    renderable,
-    response_of,
-    ungrounded_note,
-    with_instruction,
-)
+from . import chinese, copied, decoding, insist, policy
+from .decoding import ANSWER, answer_schema, decision_schema, renderable, response_of, with_instruction
 from .evidence import HONESTY, AnswerWatch, EvidenceCheck, is_note
 from .gguf import check_gguf
 from .grammar import COMPACT_AFTER, Unguided
@@ -234,7 +226,10 @@ class LocalModel(Loaded):
                 return replace(response, message=again)
             return await self._call(again, True, request.messages)  # the tool's own example: once more
         # A call resting on invented values is not made: the model answers, told what is missing.
-        note = {"role": "system", "content": ungrounded_note(missing, user_language(request.messages))}
+        note = {
+            "role": "system",
+            "content": decoding.ungrounded_note(missing, user_language(request.messages)),
+        }
         retry = replace(request, messages=[*request.messages, note], tool_choice="none")
         body = {**self.body(retry), "max_tokens": min(self.sampling["max_tokens"], ABSTAIN_TOKENS)}
         answer, _ = await self._generate(retry, body, prefix)
@@ -362,12 +357,12 @@ class LocalModel(Loaded):
             "cache_prompt": True,
         }
         answer = answer_schema(request.output_schema)
-        said = policy.since_user(request.messages)[0]
-        answer = chinese.answer_in(answer, user_language(request.messages), said) if self.guide else answer
+        said, language = policy.since_user(request.messages)[0], user_language(request.messages)
+        answer = chinese.answer_in(answer, language, said, bool(request.tools)) if self.guide else answer
         if request.tools:
             body["tools"] = list(request.tools)
             if self.constrain:
-                honesty = HONESTY[user_language(request.messages)] if self.honest else None
+                honesty = HONESTY[language] if self.honest else None
                 body["messages"] = with_instruction(body["messages"], self.parallel, honesty)
                 body["json_schema"] = decision_schema(
                     request.tools,

@@ -26,22 +26,32 @@ from typing import Any
 from ...language import Language, user_language
 from ..base import ModelRequest
 
-__all__ = ["CHINESE", "answer_in", "first_chinese", "in_english", "latin_names", "with_english"]
+__all__ = ["CHINESE", "WORDS", "answer_in", "first_chinese", "in_english", "latin_names", "with_english"]
 
 # The answer begins with a Chinese character; the rest is any JSON string content.
 CHINESE = r'^[\u4e00-\u9fff](?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*$'
 
+# An English answer in words: it does not begin as JSON (given the calculator's result, the 1.5B
+# model answered '{"expression": "250 * 151.2", "result": 37800.0}').
+WORDS = r'^(?:[^{\["\\\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*$'
+_JSON = re.compile(r"\bjson\b", re.IGNORECASE)
+
 _LATIN_RUN = re.compile(r"[A-Za-z0-9][A-Za-z0-9.'@_-]*(?:\s+[A-Za-z0-9][A-Za-z0-9.'@_-]*)*")
 
 
-def answer_in(answer: dict[str, Any], language: Language, said: str = "") -> dict[str, Any]:
+def answer_in(
+    answer: dict[str, Any], language: Language, said: str = "", tools: bool = False
+) -> dict[str, Any]:
     """The answer schema ``{"answer": string}`` for a request in ``language``: for Chinese, the
     string under ``CHINESE``, which may first give a name the user wrote in Latin letters
     (``said`` is the user's message: "Ada Lovelace 的邮箱是 ..."); a typed answer or an English
-    one as it is."""
+    one beside ``tools`` in words (``WORDS``: not beginning as JSON, unless the user asks for
+    JSON); a typed answer as it is."""
     inner = answer.get("properties", {}).get("answer")
-    if language != "zh" or inner != {"type": "string"}:
+    if inner != {"type": "string"} or (language != "zh" and (not tools or _JSON.search(said))):
         return answer
+    if language != "zh":
+        return {**answer, "properties": {"answer": {"type": "string", "pattern": WORDS}}}
     names = "".join(f"{re.escape(name).replace(chr(92) + ' ', ' ')}|" for name in latin_names(said))
     pattern = f"^(?:(?:{names[:-1]}) ?){{0,3}}" + CHINESE[1:] if names else CHINESE
     return {**answer, "properties": {"answer": {"type": "string", "pattern": pattern}}}

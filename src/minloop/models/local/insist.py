@@ -5,7 +5,7 @@ it), that declined, or that only gave back the request's own numbers, is made ag
 call required, among the tools that the request names (``named_by``): a word of the request (in
 English, for a Chinese request) is in the tool's name ("file" and ``list_files``) or in the first
 sentence of its description ("share price" and ``get_stock_quote``, "Get the latest share price of
-a company"). The words that say what a tool does ("find", "list") or which one ("current",
+a company"), or it converts currencies and the request names two. The words that say what a tool does ("find", "list") or which one ("current",
 "city") do not count. Grounding checks that call as any other. The 0.5B model answered
 "Which Python file here is the biggest?" with a made-up file, beside a tool that lists files
 largest first, declined "帮我在巴黎找一家日本餐厅。" beside ``search_restaurants``, and
@@ -24,8 +24,8 @@ from typing import Any
 
 from ..base import ModelRequest, ModelResponse
 from .evidence import declines, restates_user
-from .policy import since_user
-from .select import named_by, select_tools, terms
+from .policy import named_tools, since_user
+from .select import select_tools
 
 __all__ = ["insisted", "others"]
 
@@ -47,9 +47,8 @@ async def insisted(
     said = declines(content) or restates_user(content, request.messages)  # nothing but what was asked
     if check(content, request.messages) is None and not said:
         return response
-    words = set(terms(english or text))
     chosen = select_tools(request.tools, [{"role": "user", "content": english or text}]).tools
-    named = [t for t in chosen if words & named_by(t)]  # "files": list_files
+    named = named_tools(chosen, english or text)  # "files": list_files
     if not named:
         return response
     again = await decide(replace(request, tools=named, tool_choice="required"), True, request.messages)

@@ -10,7 +10,7 @@ from typing import Any
 
 from ...language import Language
 from .asked import last_said
-from .select import named_by, terms
+from .policy import named_tools
 
 __all__ = [
     "COMPUTED",
@@ -136,9 +136,7 @@ def plain_statement(
     if not menu:
         return DECLINES[language]
     said = english or last_said(messages)
-    named = [
-        str((spec.get("function") or {}).get("name")) for spec in menu if set(terms(said)) & named_by(spec)
-    ]
+    named = [str((spec.get("function") or {}).get("name")) for spec in named_tools(menu, said)]
     if named:  # the request names tools, but no call to them rested on what it gives
         return UNCALLED[language].format(tools=SEPARATOR[language].join(named[:3]))
     return NO_TOOL[language].format(what=_abilities(menu, language))

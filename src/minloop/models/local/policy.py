@@ -30,15 +30,19 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from ...language import Language, code_names
 from ..base import ModelResponse
 from .arithmetic import calculator, product
+from .currencies import currencies_in, currency_tool
 from .grounding import Evidence
 from .rejected import retried, since_retried
 from .results import Outcome, served
+from .select import named_by, terms
 from .shaped import another
+
+Spec = TypeVar("Spec", bound=Mapping[str, Any])
 
 __all__ = [
     "FollowUp",
@@ -46,6 +50,7 @@ __all__ = [
     "called",
     "currencies_in",
     "follow_up",
+    "named_tools",
     "opening",
     "repeats",
     "results_note",
@@ -64,9 +69,7 @@ _BOTH_ZH = re.compile(
 _LEAD = re.compile(r"^(?:现在|今天|明天|目前|请|帮我|查一下)+")
 # An amount: a number not inside a date, a time, an id or a code ("A1234", "2026-12-05", "BA117").
 _AMOUNT = re.compile(r"(?<![A-Za-z0-9_.:/-])\d+(?:\.\d+)?(?![A-Za-z0-9_:/-]|\.\d|\s*[年月日号点时分])")
-_CURRENCY_PARAMETER = re.compile(r"currenc|iso 4217|货币|币种", re.IGNORECASE)
 _CURRENCY_WORDS = re.compile(r"[A-Za-z]+(?:\s+[A-Za-z]+)?|[\u4e00-\u9fff]{1,4}")
-_COMMON = ("USD", "EUR", "GBP", "JPY", "CNY", "CHF", "HKD", "CAD", "AUD", "KRW", "INR", "SGD", "RUB", "BRL")
 NOTES: dict[Language, dict[str, str]] = {
     "en": {
         "both": "The user asked about {one} and {two}. You have the result for {done}. Now call {tool} for {other}.",
@@ -216,7 +219,7 @@ def _converted(
 ) -> FollowUp | None:
     """The currency tool, when the request names a currency the calls and results do not have yet
     and a result gives an amount in another."""
-    tool = _currency_tool(tools)
+    tool = currency_tool(tools)
     if tool is None or any(c["name"] == tool for c in calls):
         return None
     seen = json.dumps([c["arguments"] for c in calls], ensure_ascii=False) + " ".join(results)
@@ -242,61 +245,24 @@ def _computed(
         return None
     taken = {float(n) for n in _AMOUNT.findall(json.dumps([c["arguments"] for c in calls]))}
     untaken = [n for n in map(float, _AMOUNT.findall(text)) if n >= 2 and n not in taken]
-    chained = len({c["name"] for c in calls}) >= 2 and _currency_tool(tools) in {c["name"] for c in calls}
+    chained = len({c["name"] for c in calls}) >= 2 and currency_tool(tools) in {c["name"] for c in calls}
     if not untaken and not chained:
         return None
-    expression = product(text, untaken, done, _currency_tool(tools))
+    expression = product(text, untaken, done, currency_tool(tools))
     arguments = {"expression": expression} if expression else None
     return FollowUp(tool, NOTES[language]["compute"].format(tool=tool), arguments)
 
 
-def currencies_in(text: str) -> list[str]:
-    """The currency codes a text names, by code ("EUR"), name ("euros", "British pounds") or
-    Chinese name ("欧元"), in the order first named."""
-    found: dict[str, None] = {}
-    lowered = text.lower()
-    for code in _COMMON:
-        names = [n for n in code_names(code) if (len(n) > 1 and not n.isascii()) or " " in n or len(n) > 3]
-        if re.search(rf"\b{code}\b", text) or any(_named(name, lowered) for name in names):
-            found.setdefault(code)
-    return sorted(found, key=lambda code: _first(code, text, lowered))
-
-
-def _named(name: str, lowered: str) -> bool:
-    if not name.isascii():
-        return name in lowered
-    stem = name.removesuffix("s")
-    return bool(re.search(rf"\b{re.escape(stem)}s?\b", lowered)) or _last_word(stem, lowered)
-
-
-def _last_word(name: str, lowered: str) -> bool:
-    """ "euros" names the euro, "yen" the Japanese yen: a name's last word, when it is the
-    currency's only common word ("dollar" is not: several currencies are dollars)."""
-    word = name.split()[-1]
-    return word not in ("dollar", "pound", "franc", "rupee", "peso", "krone") and bool(
-        re.search(rf"\b{re.escape(word)}s?\b", lowered)
-    )
-
-
-def _first(code: str, text: str, lowered: str) -> int:
-    at = [m.start() for m in re.finditer(rf"\b{code}\b", text)]
-    at += [lowered.find(n) for n in code_names(code) if n in lowered]
-    at += [lowered.find(n.split()[-1]) for n in code_names(code) if n.isascii() and n.split()[-1] in lowered]
-    return min([a for a in at if a >= 0], default=len(text))
-
-
-def _currency_tool(tools: Sequence[Mapping[str, Any]]) -> str | None:
-    """The one tool whose parameters take currencies, if there is exactly one."""
-    found = []
-    for spec in tools:
-        fn = spec.get("function") or {}
-        props = (fn.get("parameters") or {}).get("properties") or {}
-        texts = [f"{name} {(schema or {}).get('description', '')}" for name, schema in props.items()]
-        if sum(bool(_CURRENCY_PARAMETER.search(t)) for t in texts) >= 2 or any(
-            name in ("base", "target", "from_currency", "to_currency") for name in props
-        ):
-            found.append(str(fn.get("name")))
-    return found[0] if len(found) == 1 else None
+def named_tools(tools: Sequence[Spec], text: str) -> list[Spec]:
+    """The tools ``text`` names (``select.named_by``), and the currency tool when it names two
+    currencies: "How many Japanese yen are 250 US dollars?" has no word of "Get today's exchange
+    rate between two currencies", and the 1.5B model answered it with a rate of its own."""
+    words = set(terms(text))
+    named = [t for t in tools if words & named_by(t)]
+    currency = currency_tool(tools)
+    if currency is not None and len(currencies_in(text)) >= 2:
+        named += [t for t in tools if t.get("function", {}).get("name") == currency and t not in named]
+    return named
 
 
 def _name(code: str, language: Language) -> str:

@@ -34,6 +34,7 @@ from typing import Any
 import snowballstemmer
 
 from ..base import ModelRequest
+from .currencies import currencies_in, currency_tool
 
 __all__ = [
     "Selection",
@@ -216,7 +217,8 @@ def select_tools(
     and scores at least ``ratio`` times the best tool's score (below 0.7 of it, only when it
     matches words of its own or misses at most one of those the tools ranked above it match: a
     tool that matches fewer of the same words is a near-alike distractor), or when it is the
-    best match of one part of a request that asks for several things. Tools named in ``keep``
+    best match of one part of a request that asks for several things, or it converts currencies
+    and the request names two. Tools named in ``keep``
     (for example, already called in this conversation) are always shown. The chosen tools keep
     the order they have in the menu: with the ranking's order, the time server's ``convert_time``
     (its description names Tokyo) came before ``get_current_time`` and the 0.5B model called it
@@ -232,10 +234,18 @@ def select_tools(
     for i in _best_of_parts(collection, messages):
         if i not in chosen and len(chosen) < limit:
             chosen.append(i)
-    kept = set(keep)
+    kept = set(keep) | _converting(tools, messages)
     chosen = sorted({*chosen, *(i for i, name in enumerate(names) if name in kept)})
     comparable = _script(query) is None or any(_script(Counter(d)) == _script(query) for d in docs)
     return Selection([tools[i] for i in chosen], dict(zip(names, scores, strict=True)), comparable)
+
+
+def _converting(tools: Sequence[dict[str, Any]], messages: Sequence[dict[str, Any]]) -> set[str]:
+    """The tool that converts currencies, when the last user message names two: "How many Japanese
+    yen are 250 US dollars?" ranked the restaurant search first, for "Japanese"."""
+    said = _said(messages)
+    tool = currency_tool(tools) if said and len(currencies_in(said[-1])) >= 2 else None
+    return {tool} if tool else set()
 
 
 def narrowed(

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ...language import code_names
-from .policy import currencies_in
+from .currencies import currencies_in
 from .runtime import complete
 
 __all__ = ["TRANSLATOR", "Translations", "english_of", "grammar", "iso_dates", "with_codes"]
