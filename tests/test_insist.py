@@ -10,6 +10,7 @@ from typing import Any
 from minloop import ModelRequest, ModelResponse, tool
 from minloop.models.local import insist
 from minloop.models.local.evidence import EvidenceCheck
+from minloop.models.local.select import named_by, terms
 
 
 @tool
@@ -145,16 +146,16 @@ def test_after_a_call_the_answer_stays() -> None:
 def test_a_tool_is_named_by_its_description_too() -> None:
     message, asked = insisted("What is Microsoft's share price?", "Microsoft's share price is 100 dollars.")
     assert message == CALL and [t["function"]["name"] for t in asked[0].tools] == ["get_stock_quote"]
-    assert insist.named_by(get_stock_quote.spec()) == {"stock", "quot", "share", "price", "ticker", "symbol"}
+    assert named_by(get_stock_quote.spec()) == {"stock", "quot", "share", "price", "ticker", "symbol"}
 
 
 def test_the_calculator_is_named_by_the_operation_its_example_shows() -> None:
     from minloop.builtins import calculator
 
     # 'e.g. "(17 + 5) * 3"' does not end the first sentence, and its operations are words
-    named = insist.named_by(calculator.spec())
+    named = named_by(calculator.spec())
     assert {"add", "multipli", "power", "calcul"} <= named and not named & {"17", "5", "3", "2"}
-    assert named & set(insist.terms("What is 1234 times 5678?")) == {"multipli"}
+    assert named & set(terms("What is 1234 times 5678?")) == {"multipli"}
 
 
 def test_a_required_call_on_invented_values_is_decided_among_the_other_tools() -> None:
