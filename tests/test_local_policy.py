@@ -118,6 +118,11 @@ def test_a_price_wanted_in_another_currency_calls_the_rate_then_the_calculator()
     )
     turned = follow_up(backwards, SPECS, "zh")  # a rate the other way round: the model is asked
     assert turned is not None and turned.tool == "calculator" and turned.arguments is None
+    coin = ran(
+        "What is one bitcoin worth in euros?", "get_stock_quote", {"symbol": "BTC"}, {"price_usd": 97000}
+    )
+    follow = follow_up(coin, SPECS, "en")  # the result's currency is in its key
+    assert follow is not None and follow.tool == "get_exchange_rate"
     one = ran("1美元能换多少欧元？", "get_exchange_rate", {"base": "USD", "target": "EUR"}, {"rate": 0.92})
     assert follow_up(one, SPECS, "zh") is None  # one dollar: the rate is the answer
 

@@ -224,7 +224,8 @@ def _converted(
         return None
     seen = json.dumps([c["arguments"] for c in calls], ensure_ascii=False) + " ".join(results)
     wanted = [code for code in currencies_in(text) if code not in seen.upper()]
-    if len(wanted) != 1 or not currencies_in(" ".join(results)):
+    keyed = re.sub(r"(?<=_)[a-z]{3}\b|\b[a-z]{3}(?=_)", lambda m: m[0].upper(), " ".join(results))
+    if len(wanted) != 1 or not currencies_in(keyed.replace("_", " ")):  # "price_usd" too
         return None
     currency = _name(wanted[0], language)
     return FollowUp(tool, NOTES[language]["currency"].format(currency=currency, tool=tool))
