@@ -383,3 +383,34 @@ def test_an_answer_that_leaves_out_the_computed_number_is_sent_back_once() -> No
         {"role": "system", "content": "..."},
     ]
     assert check("微软的股价换算成欧元是415.1欧元。", sent_back) is None  # once: the second answer stays
+
+
+@tool
+def find_contact(name: str) -> dict:
+    """Find a person in the address book by name; returns their email and phone number."""
+    return {}
+
+
+@tool
+def search_restaurants(city: str, cuisine: str = "") -> dict:
+    """Search restaurants in a city, optionally by cuisine."""
+    return {}
+
+
+def test_nothing_found_by_a_tool_the_request_does_not_name_calls_the_one_it_names() -> None:
+    specs = [find_contact.spec(), search_restaurants.spec(), *SPECS[:1]]
+    asked = "Find me a Japanese restaurant in Paris."
+    contact = ran(asked, "find_contact", {"name": "Japanese restaurant in Paris"}, {"found": False})
+    follow = follow_up(contact, specs, "en")
+    assert follow is not None and (follow.tool, follow.arguments) == ("search_restaurants", None)
+    assert follow.note == (
+        "find_contact found nothing for this request. Now call search_restaurants, the tool for what the user asked."
+    )
+    named = ran(
+        "What is Grace Hopper's email address?", "find_contact", {"name": "Grace Hopper"}, {"found": False}
+    )
+    assert follow_up(named, specs, "en") is None  # the tool it names found nothing: that is the answer
+    served = ran(
+        asked, "find_contact", {"name": "Japanese restaurant in Paris"}, {"found": True, "email": "x@y"}
+    )
+    assert follow_up(served, specs, "en") is None

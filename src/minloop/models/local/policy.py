@@ -16,6 +16,9 @@ weather tool for a Chinese request about a restaurant. These rules steer it:
   per request;
 * ``shaped.another`` (in ``shaped.py``): the same tool again for each other code the request
   writes in the shape of one a call took ("orders A1234 and C5502", two ISBNs);
+* ``_elsewhere``: when the only call was to a tool the request does not name and it found
+  nothing, the one tool the request names ("Find me a Japanese restaurant" looked up as a
+  contact: then ``search_restaurants``);
 * ``rejected.retried`` (in ``rejected.py``): a call its tool rejected for its value ("unknown
   ticker symbol: NVIDIA") is made once more, with a note saying what was not accepted;
 * ``split``: a first call whose value holds both things the request joins with "and", "和"
@@ -38,7 +41,7 @@ from .arithmetic import calculator, product
 from .currencies import currencies_in, currency_tool
 from .grounding import Evidence
 from .rejected import retried, since_retried
-from .results import Outcome, served
+from .results import Outcome, outcomes, served
 from .select import named_by, terms
 from .shaped import another
 
@@ -81,11 +84,13 @@ NOTES: dict[Language, dict[str, str]] = {
             "Now call {tool} to compute the answer from the numbers of the request and of the results above "
             "(for example an amount times a price or a rate)."
         ),
+        "elsewhere": "{done} found nothing for this request. Now call {tool}, the tool for what the user asked.",
     },
     "zh": {
         "both": "用户问的是{one}和{two}。你已经得到了 {done} 的结果。现在为{other}调用 {tool}。",
         "currency": "用户想要以{currency}表示的金额。现在调用 {tool}，查询从结果的货币到{currency}的汇率。",
         "compute": "现在调用 {tool}，用用户给出的数字和上面结果中的数字算出答案（例如数量乘以价格或汇率）。",
+        "elsewhere": "{done} 没有找到这个请求的结果。现在调用 {tool}，它才是用户所问内容的工具。",
     },
 }
 
@@ -129,6 +134,8 @@ def follow_up(
     text, calls, results = since_user(messages)
     if rejected := retried(calls, results, language):  # "unknown ticker symbol: NVIDIA"
         return FollowUp(*rejected)
+    if elsewhere := _elsewhere(english or text, messages, tools, language):  # a contact for a restaurant
+        return elsewhere
     calls, results = since_retried(calls, results)
     if not calls or not results or any('"code": "ERR_' in r for r in results):
         return None  # nothing ran yet, or a call failed: the model says what happened
@@ -140,6 +147,18 @@ def follow_up(
     return _converted(text, calls, results, tools, language) or _computed(
         text, calls, results, tools, language, served(messages)
     )
+
+
+def _elsewhere(
+    text: str, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]], language: Language
+) -> FollowUp | None:
+    """The one tool the request names, when the only call so far was to a tool it does not name
+    and found nothing: "Find me a Japanese restaurant in Paris." looked up as a contact."""
+    done = outcomes(messages)
+    named = [str(t.get("function", {}).get("name")) for t in named_tools(tools, text)]
+    if len(done) != 1 or done[0].kind != "empty" or done[0].tool in named or len(named) != 1:
+        return None
+    return FollowUp(named[0], NOTES[language]["elsewhere"].format(done=done[0].tool, tool=named[0]))
 
 
 def _again(text: str, english: str | None, call: dict[str, Any], language: Language) -> FollowUp | None:
