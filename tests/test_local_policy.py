@@ -410,6 +410,10 @@ def test_nothing_found_by_a_tool_the_request_does_not_name_calls_the_one_it_name
         "What is Grace Hopper's email address?", "find_contact", {"name": "Grace Hopper"}, {"found": False}
     )
     assert follow_up(named, specs, "en") is None  # the tool it names found nothing: that is the answer
+    courier = ran(
+        "Which restaurant delivers order A1234?", "find_contact", {"name": "A1234"}, {"found": False}
+    )
+    assert follow_up(courier, specs, "en") is None  # "A1234" does not name the restaurant search
     served = ran(
         asked, "find_contact", {"name": "Japanese restaurant in Paris"}, {"found": True, "email": "x@y"}
     )

@@ -16,9 +16,9 @@ weather tool for a Chinese request about a restaurant. These rules steer it:
   per request;
 * ``shaped.another`` (in ``shaped.py``): the same tool again for each other code the request
   writes in the shape of one a call took ("orders A1234 and C5502", two ISBNs);
-* ``_elsewhere``: when the only call was to a tool the request does not name and it found
-  nothing, the one tool the request names ("Find me a Japanese restaurant" looked up as a
-  contact: then ``search_restaurants``);
+* ``_elsewhere``: when the only call was to a tool the request does not name, with a value that
+  names the one tool it does name, and it found nothing, that tool ("Find me a Japanese
+  restaurant" looked up as a contact: then ``search_restaurants``);
 * ``rejected.retried`` (in ``rejected.py``): a call its tool rejected for its value ("unknown
   ticker symbol: NVIDIA") is made once more, with a note saying what was not accepted;
 * ``split``: a first call whose value holds both things the request joins with "and", "和"
@@ -152,13 +152,17 @@ def follow_up(
 def _elsewhere(
     text: str, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]], language: Language
 ) -> FollowUp | None:
-    """The one tool the request names, when the only call so far was to a tool it does not name
-    and found nothing: "Find me a Japanese restaurant in Paris." looked up as a contact."""
-    done = outcomes(messages)
-    named = [str(t.get("function", {}).get("name")) for t in named_tools(tools, text)]
-    if len(done) != 1 or done[0].kind != "empty" or done[0].tool in named or len(named) != 1:
+    """The one tool the request names, when the only call so far was to a tool it does not name,
+    with a value that names that one, and found nothing: "Find me a Japanese restaurant in
+    Paris." looked up as a contact named "Japanese restaurant in Paris"."""
+    done, named = outcomes(messages), named_tools(tools, text)
+    if len(done) != 1 or done[0].kind != "empty" or len(named) != 1:
         return None
-    return FollowUp(named[0], NOTES[language]["elsewhere"].format(done=done[0].tool, tool=named[0]))
+    tool = str(named[0].get("function", {}).get("name"))
+    value = set(terms(" ".join(str(v) for v in done[0].arguments.values())))
+    if tool == done[0].tool or not value & named_by(named[0]):
+        return None
+    return FollowUp(tool, NOTES[language]["elsewhere"].format(done=done[0].tool, tool=tool))
 
 
 def _again(text: str, english: str | None, call: dict[str, Any], language: Language) -> FollowUp | None:
