@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from minloop import Controls, Loop, MinloopError, Usage, tool
 from minloop.cli.app import app
-from minloop.decision import CONTROL_TEXT, LIMIT_TEXT
+from minloop.decision import CONTROL_TEXT, LIMIT_TEXT, quoting
 from minloop.layers.budget import Budget, Price, Spent
 from minloop.models.openai import OpenAIModel
 from minloop.testing import ChatServer, RecordingSink, ScriptedModel, call, completion, reply
@@ -173,7 +173,7 @@ def test_answer_at_the_step_limit() -> None:
     ]
     assert masked(server.requests[1]["messages"], result.trace_id) == [
         *transcript[:3],
-        {"role": "system", "content": CONTROL_TEXT},
+        {"role": "system", "content": quoting(CONTROL_TEXT, transcript[:1])},
     ]
     assert masked(server.requests[2]["messages"], result.trace_id) == [  # tools off: calls as text
         transcript[0],

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from minloop import Loop, Model, RunResult, Tool, check_transcript
-from minloop.decision import CONTROL_TEXT, DECAY_TEXT
+from minloop.decision import CONTROL_TEXT, DECAY_TEXT, quoting
 from minloop.testing import (
     ScriptedModel,
     blank_model,
@@ -76,7 +76,7 @@ def test_s20_long_chain_runs_up_to_max_steps_and_answers() -> None:
         *expected,
         {"role": "assistant", "content": "All 7 steps done."},
     ]
-    assert [s.control for s in result.steps] == [None, *[CONTROL_TEXT] * 7]
+    assert [s.control for s in result.steps] == [None, *[quoting(CONTROL_TEXT, [USER])] * 7]
 
 
 def test_s20_a_chain_past_max_steps_stops_with_the_last_message() -> None:
@@ -162,7 +162,7 @@ def test_s20_a_model_that_keeps_hallucinating_is_made_to_answer() -> None:
     )
     assert [(s.tool_choice, s.valid, s.control) for s in result.steps] == [
         ("auto", False, None),
-        ("auto", False, CONTROL_TEXT),
+        ("auto", False, quoting(CONTROL_TEXT, [USER])),
         ("none", True, DECAY_TEXT),
     ]
 

@@ -34,7 +34,7 @@ from minloop import (
     ToolFailure,
     tool,
 )
-from minloop.decision import CONTROL_TEXT
+from minloop.decision import CONTROL_TEXT, quoting
 from minloop.testing import ScriptedModel, call, reply
 
 from .conftest import content, masked
@@ -245,11 +245,14 @@ def test_a_layer_changes_the_request_and_the_decision() -> None:
     assert result.output == "OSLO IS SUNNY"
     assert [r.messages[-1] for r in model.requests] == [
         {"role": "system", "content": "Answer in capitals."},
-        {"role": "system", "content": f"{CONTROL_TEXT}\n\nAnswer in capitals."},
+        {
+            "role": "system",
+            "content": f"{quoting(CONTROL_TEXT, [{'role': 'user', 'content': 'Oslo?'}])}\n\nAnswer in capitals.",
+        },
     ]
     assert [s.control for s in result.steps] == [
         "Answer in capitals.",
-        f"{CONTROL_TEXT}\n\nAnswer in capitals.",
+        f"{quoting(CONTROL_TEXT, [{'role': 'user', 'content': 'Oslo?'}])}\n\nAnswer in capitals.",
     ]
 
 

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import pytest
 
 from minloop import Controls, Loop, Message, MinloopError, ModelError, ModelRequest, TranscriptError, tool
-from minloop.decision import CONTROL_TEXT, DECAY_TEXT
+from minloop.decision import CONTROL_TEXT, DECAY_TEXT, quoting
 from minloop.testing import FunctionModel, ScriptedModel, call, reply
 
 from .conftest import TID, content, masked
@@ -27,7 +27,12 @@ def add(a: int, b: int) -> int:
     return a + b
 
 
-CONTROL = {"role": "system", "content": CONTROL_TEXT}
+def control(request: str) -> str:
+    """The control message sent after tool results, quoting the user's ``request``."""
+    return quoting(CONTROL_TEXT, [{"role": "user", "content": request}])
+
+
+CONTROL = {"role": "system", "content": control("Weather in Beijing?")}
 
 
 def test_s1_s2_four_steps_close_the_loop() -> None:
@@ -153,7 +158,7 @@ def test_s10_decision_decay_forces_a_direct_answer() -> None:
     assert [r.tool_choice for r in model.requests] == ["auto", "auto", "none"]
     assert model.requests[2].messages[-1] == {"role": "system", "content": DECAY_TEXT}
     assert [s.valid for s in result.steps] == [False, False, True]
-    assert [s.control for s in result.steps] == [None, CONTROL_TEXT, DECAY_TEXT]
+    assert [s.control for s in result.steps] == [None, control("add something"), DECAY_TEXT]
 
 
 def test_s10_a_valid_round_resets_the_decay_counter() -> None:
@@ -188,7 +193,7 @@ def test_s18_control_message_role_and_switch() -> None:
     model = ScriptedModel(script)
     with model:
         Loop(model, [add], controls=Controls(control_role="user")).run_sync("1+1")
-    assert model.requests[1].messages[-1] == {"role": "user", "content": CONTROL_TEXT}
+    assert model.requests[1].messages[-1] == {"role": "user", "content": control("1+1")}
     model = ScriptedModel(script)
     with model:
         Loop(model, [add], controls=Controls(control_message=False)).run_sync("1+1")

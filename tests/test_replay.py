@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from minloop import Controls, Loop, ModelError, tool
-from minloop.decision import CONTROL_TEXT
+from minloop.decision import CONTROL_TEXT, quoting
 from minloop.testing import ChatServer, FunctionModel, RecordingSink, ScriptedModel, call, reply
 from minloop.trace.replay import Divergence, first_divergence, replay_sync
 from minloop.trace.sqlite import SQLiteSink, Trace, TraceStore
@@ -80,7 +80,10 @@ def test_changed_behaviour_is_reported_at_the_first_divergence() -> None:
         step=2,
         what="the messages sent to the model",
         path="[3]",
-        recorded={"role": "system", "content": CONTROL_TEXT},
+        recorded={
+            "role": "system",
+            "content": quoting(CONTROL_TEXT, [{"role": "user", "content": "2 + 3?"}]),
+        },
         replayed=None,
     )
     assert report.divergence.describe() == "step 2, the messages sent to the model at [3]"

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from minloop import Loop, MinloopError, ModelError, tool
-from minloop.decision import CONTROL_TEXT
+from minloop.decision import CONTROL_TEXT, quoting
 from minloop.testing import FunctionModel, RecordingSink, ScriptedModel, call, reply
 from minloop.trace.sqlite import RunSummary, SQLiteSink, TraceCall, TraceStep, TraceStore, default_path
 
@@ -90,7 +90,7 @@ def test_steps_are_folded_from_the_events(tmp_path: Path) -> None:
     with TraceStore(tmp_path / "t.db") as store:
         trace = store.trace("last")
     transcript = masked(result.messages, result.trace_id)
-    control = {"role": "system", "content": CONTROL_TEXT}
+    control = {"role": "system", "content": quoting(CONTROL_TEXT, [{"role": "user", "content": "2 + 3?"}])}
     usage = {"prompt_tokens": 0, "completion_tokens": 0, "evaluated_tokens": None}
     assert [untimed(s, result.trace_id) for s in trace.steps] == [
         TraceStep(

@@ -25,9 +25,12 @@
 * Decision decay: after ``decay_after`` consecutive invalid steps, the next model call gets
   ``tool_choice="none"`` and an instruction to answer directly, so the loop converges.
 * Control message: after tool results are injected, the next call carries a message
-  naming the three exits (answer / call tools / ask to clarify). It is sent, not stored: the
-  transcript in ``RunResult.messages`` stays the conversation itself, and ``Step.control``
-  records what was sent.
+  naming the three exits (answer / call tools / ask to clarify) and quoting the user's request
+  (``{request}`` in a control text: the user's last message, cut to 300 characters). It is
+  sent, not stored: the transcript in ``RunResult.messages`` stays the conversation itself, and
+  ``Step.control`` records what was sent. Without the request quoted, a 1.5B model behind
+  llama.cpp's server read the message as a new system prompt after the results and answered
+  "Convert 100 USD to EUR." with the weather in New York.
 * Calls written as text: a reply without ``tool_calls`` whose text is a call to a registered tool
   (``minloop.textcalls`` says which texts are) is that call, with ids, stored as an assistant
   message with ``tool_calls``; the text around the call stays its content. Text written as
@@ -64,8 +67,10 @@ __all__ = [
     "combine_checks",
     "decide",
     "invalid_streak",
+    "is_standard_control",
     "is_valid_step",
     "not_an_answer",
+    "quoting",
     "reply_text",
 ]
 
@@ -84,10 +89,12 @@ AnswerCheck: TypeAlias = Callable[[str, Sequence[Message]], "str | Replacement |
 says why (it is sent to the model with the next call); a ``Replacement`` is the final answer."""
 
 CONTROL_TEXT = (
-    "Use the tool results above. If they answer the question, give the user the final answer; "
-    "if more information is needed, call another tool; if the request is unclear, ask the user "
-    "to clarify."
+    'Use the tool results above to answer the user\'s request: "{request}" If they answer it, give '
+    "the user the final answer; if more information is needed, call another tool; if the request "
+    "is unclear, ask the user to clarify."
 )
+REQUEST = "{request}"  # in a control text: the user's last message, quoted
+REQUEST_CHARS = 300
 DECAY_TEXT = "Answer the user directly now, without calling any tools."
 NOT_AN_ANSWER = (
     "Your last reply did not answer the request. Give the final answer now, or call a tool if "
@@ -288,20 +295,45 @@ def next_tool_choice(choice: ToolChoice | str, tool_steps: int, has_tools: bool)
 
 
 def control_message(
-    controls: Controls, *, decayed: bool, after_tools: bool, note: str | None = None, at_limit: bool = False
+    controls: Controls,
+    *,
+    decayed: bool,
+    after_tools: bool,
+    note: str | None = None,
+    at_limit: bool = False,
+    messages: Sequence[Message] = (),
 ) -> Message | None:
     """The message sent after the transcript on the next call, if any: the answer asked for at a
     limit, decay, then the reason the last reply was not accepted, then the three exits after
-    tool results."""
+    tool results; ``{request}`` in a text is the user's last message in ``messages``."""
     if at_limit or decayed:
         last = controls.limit_text if at_limit else controls.decay_text
         text = last if note is None else f"{note}\n\n{last}"
-        return {"role": controls.control_role, "content": text}
+        return {"role": controls.control_role, "content": quoting(text, messages)}
     if note is not None:
         return {"role": controls.control_role, "content": note}
     if after_tools and controls.control_message:
-        return {"role": controls.control_role, "content": controls.control_text}
+        return {"role": controls.control_role, "content": quoting(controls.control_text, messages)}
     return None
+
+
+def quoting(text: str, messages: Sequence[Message]) -> str:
+    """``text`` with ``{request}`` replaced by the user's last message (its text, on one line, cut
+    to ``REQUEST_CHARS``), or by "(see above)" when there is none."""
+    if REQUEST not in text:
+        return text
+    said = next((m for m in reversed(messages) if m.get("role") == "user"), None)
+    plain = " ".join((reply_text(said) or "").split()) if said is not None else ""
+    cut = plain if len(plain) <= REQUEST_CHARS else plain[: REQUEST_CHARS - 1] + "…"
+    return text.replace(REQUEST, cut or "(see above)")
+
+
+def is_standard_control(text: str | None) -> bool:
+    """Whether ``text`` is the default control message or decay text, whatever request it quotes."""
+    if text is None:
+        return False
+    head, _, tail = CONTROL_TEXT.partition(REQUEST)
+    return text == DECAY_TEXT or (text.startswith(head) and text.endswith(tail))
 
 
 def _with_ids(calls: list[ToolCall], step: int) -> tuple[ToolCall, ...]:

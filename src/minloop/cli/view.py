@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.panel import Panel
 from rich.text import Text
 
-from ..decision import CONTROL_TEXT, DECAY_TEXT
+from ..decision import DECAY_TEXT, is_standard_control
 from ..layers.streaming import StepEnd, StreamEvent, TextDelta
 from ..result import RunResult, Step
 from ..tools import Tool
@@ -29,7 +29,7 @@ def show_step(step: Step, registry: Mapping[str, Tool] | None = None) -> None:
     if step.control and step.control.endswith(DECAY_TEXT):
         head.append("  [decay: tools off]", "yellow")
     out.print(head)
-    if step.control and step.control not in (CONTROL_TEXT, DECAY_TEXT):  # why the last reply was not accepted
+    if step.control and not is_standard_control(step.control):  # why the last reply was not accepted
         out.print(Text(f"  note: {step.control.removesuffix(DECAY_TEXT).strip()}", "yellow"))
     if step.decision == "unfinished":
         out.print(Text(f"  not accepted: {str(step.message.get('content'))[:300]}", "yellow"))

@@ -34,7 +34,7 @@ class AnswerAtLimit(Layer):
         self._limits(run)[run.index] = limit
         after_tools = run.messages[-1]["role"] in ("tool", "function")
         control = control_message(run.controls, decayed=prompt.decayed, after_tools=after_tools, note=run.note,
-                                  at_limit=True)  # fmt: skip
+                                  at_limit=True, messages=run.messages)  # fmt: skip
         text = control["content"] if control else None
         return replace(prompt, limit=None, forced_by=limit.name, tool_choice="none", control=text)
 
