@@ -399,3 +399,28 @@ def test_one_written_with_decimals_is_a_fact() -> None:
     assert unsupported("1.0", evidence_of(asked)) == ["1.0"]  # a rate nobody gave
     assert unsupported("One dollar is 0.0 yuan.", evidence_of(asked)) == ["0.0"]
     assert unsupported("I found 1 result and 0 errors.", evidence_of(asked)) == []  # "one", "none"
+
+
+def test_a_yes_or_no_the_results_bear_out_draws_on_them() -> None:
+    from minloop.models.local.notes import UNUSED
+
+    def weather(city: str, condition: str) -> list[dict[str, object]]:
+        fn = {"name": "get_weather", "arguments": json.dumps({"city": city})}
+        result = {"city": city, "temperature": 14, "condition": condition, "trace_id": "trc_1"}
+        return [
+            {"role": "user", "content": f"Is it raining in {city}?"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{"id": "c1", "type": "function", "function": fn}],
+            },
+            {"role": "tool", "tool_call_id": "c1", "content": json.dumps(result)},
+        ]
+
+    check = EvidenceCheck()
+    assert check("Yes, it is raining in London.", weather("London", "light rain")) is None
+    assert check("No, it is not raining in Paris.", weather("Paris", "sunny")) is None
+    assert (
+        check("Yes, it is raining in Paris.", weather("Paris", "sunny")) == UNUSED["en"]
+    )  # "rain": not in them
+    assert check("No, it is not raining in London.", weather("London", "light rain")) == UNUSED["en"]

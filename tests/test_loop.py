@@ -308,3 +308,31 @@ def test_s23_optional_conclusion_check() -> None:
         {"role": "assistant", "content": "It is 4."},
     ]
     assert model.requests[1].messages[-1] == {"role": "system", "content": note}
+
+
+def test_the_control_message_quotes_the_users_request() -> None:
+    model = ScriptedModel([reply(None, call("add", {"a": 1, "b": 2})), "3"])
+    asked = "What is {a} + {b}? 算一下 1 加 2。"  # braces and Chinese stay as written
+    with model:
+        result = Loop(model, [add]).run_sync(asked)
+    sent = model.requests[1].messages[-1]
+    assert sent == {
+        "role": "system",
+        "content": 'Use the tool results above to answer the user\'s request: "What is {a} + {b}? 算一下 1 加 2。" '
+        "If they answer it, give the user the final answer; if more information is needed, call another "
+        "tool; if the request is unclear, ask the user to clarify.",
+    }
+    assert result.steps[1].control == sent["content"] and len(result.messages) == 4  # sent, not stored
+    long = quoting(CONTROL_TEXT, [{"role": "user", "content": "word " * 100}])
+    assert '"' + "word " * 59 + 'word…"' in long  # 300 characters on one line
+    assert quoting("Answer {request} now.", []) == "Answer (see above) now."
+
+
+def test_the_embedded_model_reads_the_control_message_without_the_quote() -> None:
+    from minloop.models.local.decoding import READ_CONTROL, renderable
+
+    sent = {"role": "system", "content": control("Weather in Beijing?")}
+    assert renderable([{"role": "user", "content": "Weather in Beijing?"}, sent])[1] == {
+        "role": "system",
+        "content": READ_CONTROL,
+    }

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from minloop import Loop, ModelHTTPError, tool
+from minloop.decision import CONTROL_TEXT, quoting
 from minloop.models.openai import OpenAIClientModel, OpenAIModel
 from minloop.testing import ChatServer, Fault, call, reply
 
@@ -58,7 +59,10 @@ def test_wire_format_round_trip() -> None:
             "name": "get_weather",
             "content": content(city="Beijing", condition="Sunny", temperature=25),
         },
-        {"role": "system", "content": Loop(model_for(server)).controls.control_text},
+        {
+            "role": "system",
+            "content": quoting(CONTROL_TEXT, [{"role": "user", "content": "Weather in Beijing?"}]),
+        },
     ]
     assert server.headers[0]["Authorization"] == "Bearer sk-test"
     assert [s.usage.total_tokens for s in result.steps] == [15, 15]

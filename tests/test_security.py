@@ -15,6 +15,7 @@ import pytest
 import minloop
 from minloop import Controls, Loop, RunResult, ToolCall, check_transcript, tool
 from minloop.builtins import file_tools
+from minloop.decision import quoting
 from minloop.layers.tracing import Event
 from minloop.testing import (
     ChatServer,
@@ -386,7 +387,8 @@ def test_a_tool_result_cannot_add_tools_or_change_the_loops_policy() -> None:
         "assistant",
     ]
     sent_system = {m["content"] for r in model.requests for m in r.messages if m["role"] == "system"}
-    assert sent_system == {loop.controls.control_text}  # only the loop's own control message
+    control = quoting(loop.controls.control_text, [{"role": "user", "content": "Summarise a and b."}])
+    assert sent_system == {control}  # only the loop's own control message
     assert bodies(result)[:2] == [{**INJECTION, "trace_id": TID}, {"result": BREAKOUT, "trace_id": TID}]
     assert [m["tool_call_id"] for m in result.messages if m["role"] == "tool"] == [
         "call_1_1",

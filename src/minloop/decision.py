@@ -298,14 +298,14 @@ def control_message(
     controls: Controls,
     *,
     decayed: bool,
-    after_tools: bool,
+    messages: Sequence[Message],
     note: str | None = None,
     at_limit: bool = False,
-    messages: Sequence[Message] = (),
 ) -> Message | None:
-    """The message sent after the transcript on the next call, if any: the answer asked for at a
-    limit, decay, then the reason the last reply was not accepted, then the three exits after
-    tool results; ``{request}`` in a text is the user's last message in ``messages``."""
+    """The message sent after the transcript (``messages``) on the next call, if any: the answer
+    asked for at a limit, decay, then the reason the last reply was not accepted, then the three
+    exits after tool results; ``{request}`` in a text is the user's last message."""
+    after_tools = bool(messages) and messages[-1].get("role") in ("tool", "function")
     if at_limit or decayed:
         last = controls.limit_text if at_limit else controls.decay_text
         text = last if note is None else f"{note}\n\n{last}"
@@ -328,12 +328,10 @@ def quoting(text: str, messages: Sequence[Message]) -> str:
     return text.replace(REQUEST, cut or "(see above)")
 
 
-def is_standard_control(text: str | None) -> bool:
-    """Whether ``text`` is the default control message or decay text, whatever request it quotes."""
-    if text is None:
-        return False
+def is_standard_control(text: object) -> bool:
+    """Whether ``text`` is the default control message after tool results, whatever it quotes."""
     head, _, tail = CONTROL_TEXT.partition(REQUEST)
-    return text == DECAY_TEXT or (text.startswith(head) and text.endswith(tail))
+    return isinstance(text, str) and text.startswith(head) and text.endswith(tail)
 
 
 def _with_ids(calls: list[ToolCall], step: int) -> tuple[ToolCall, ...]:

@@ -163,10 +163,7 @@ class BaseLoop:
         state.check(state.messages)
         c = self.controls
         decayed = 0 < c.decay_after <= state.invalid_streak
-        after_tools = state.messages[-1]["role"] in ("tool", "function")
-        control = control_message(
-            c, decayed=decayed, after_tools=after_tools, note=state.note, messages=state.messages
-        )
+        control = control_message(c, decayed=decayed, messages=state.messages, note=state.note)
         done = f"no answer within {self.max_steps} steps"
         limit = Limit("max_steps", "max_steps_exceeded", done) if len(state.steps) >= self.max_steps else None
         prompt = Prompt(

@@ -32,9 +32,8 @@ class AnswerAtLimit(Layer):
         if limit is None:
             return prompt
         self._limits(run)[run.index] = limit
-        after_tools = run.messages[-1]["role"] in ("tool", "function")
-        control = control_message(run.controls, decayed=prompt.decayed, after_tools=after_tools, note=run.note,
-                                  at_limit=True, messages=run.messages)  # fmt: skip
+        control = control_message(run.controls, decayed=prompt.decayed, messages=run.messages, note=run.note,
+                                  at_limit=True)  # fmt: skip
         text = control["content"] if control else None
         return replace(prompt, limit=None, forced_by=limit.name, tool_choice="none", control=text)
 

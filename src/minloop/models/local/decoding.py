@@ -18,6 +18,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from ...decision import is_standard_control
 from ...language import Language
 from ...messages import Message, loads
 from ...textcalls import json_payloads
@@ -259,16 +260,28 @@ def _dump_args(arguments: Any) -> str:
     return json.dumps(arguments if arguments is not None else {}, ensure_ascii=False)
 
 
+# How the embedded model reads the loop's control message after tool results: without the
+# request it quotes. The embedded policy's own notes say what the request still needs, and its
+# decisions were measured with this text (quoted, the development set scored the same).
+READ_CONTROL = (
+    "Use the tool results above. If they answer the question, give the user the final answer; "
+    "if more information is needed, call another tool; if the request is unclear, ask the user "
+    "to clarify."
+)
+
+
 def renderable(messages: Sequence[Message]) -> list[Message]:
     """The messages as the model reads them: a tool result without its ``trace_id`` (the loop's
     stamp, for the trace; the 0.5B model read it out in a third of its answers, "The trace ID is
-    trc_..."), and call arguments that are not JSON (a reply cut off mid-call) given to the
-    runtime as a JSON string: its template parses every call's arguments and refuses the request
-    otherwise."""
+    trc_..."), the loop's control message as ``READ_CONTROL``, and call arguments that are not
+    JSON (a reply cut off mid-call) given to the runtime as a JSON string: its template parses
+    every call's arguments and refuses the request otherwise."""
     out = []
     for message in messages:
         if message.get("role") in ("tool", "function"):
             message = _unstamped(message)
+        elif message.get("role") != "assistant" and is_standard_control(message.get("content")):
+            message = {**message, "content": READ_CONTROL}
         calls = message.get("tool_calls") or []
         if any(not _is_json(c.get("function", {}).get("arguments")) for c in calls):
             calls = [_quoted(c) for c in calls]

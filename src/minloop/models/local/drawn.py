@@ -1,6 +1,6 @@
 """Whether an answer draws on the tool results: states a number, a word or a weekday that only
-the results since the user last spoke gave (``draws_on_tools``), for the evidence check's rule
-that an answer after tools ran must use them."""
+the results since the user last spoke gave, or a "yes" or "no" the results bear out
+(``draws_on_tools``), for the evidence check's rule that an answer after tools ran must use them."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from itertools import pairwise
 from typing import Any
 
 from ...language import numbers_in
+from .select import terms
 
 __all__ = ["LIST_MARKER", "among", "draws_on_tools", "rounded_among", "tool_values"]
 
@@ -19,6 +20,8 @@ _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
 _CN_DAYS = "一二三四五六日天"
 _CN_WEEKDAY = re.compile(rf"(?:星期|周|礼拜|禮拜)([{_CN_DAYS}])")
 _HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
+_YES_NO = re.compile(r"^\s*(?:is|are|was|were|do|does|did|will|can|could|has|have)\b", re.IGNORECASE)
+_POLARITY = re.compile(r"^\W*(?:(?P<yes>yes|yeah|yep)|no|nope)\b", re.IGNORECASE)
 
 
 def draws_on_tools(answer: str, messages: Sequence[Mapping[str, Any]]) -> bool | None:
@@ -33,7 +36,29 @@ def draws_on_tools(answer: str, messages: Sequence[Mapping[str, Any]]) -> bool |
         if value not in (0.0, 1.0) and rounded_among(value, given) and not among(value, said):
             return True
     words = set(_terms(answer)) | {_WEEKDAYS[_CN_DAYS.index(d)] for d in _CN_WEEKDAY.findall(answer)}
-    return bool(words & (set(_terms(tools)) - set(_terms(user))))
+    return bool(words & (set(_terms(tools)) - set(_terms(user)))) or _agrees(answer, messages, tools)
+
+
+def _agrees(answer: str, messages: Sequence[Mapping[str, Any]], tools: str) -> bool:
+    """Whether a "yes" or "no" answering an English yes-or-no question agrees with the results:
+    "yes" when a word it asks about (not a value a call took) is in them, "no" when none is.
+    "Is it raining in London?" answered "Yes, it is raining in London." beside "light rain"
+    restates the question's words, but its "yes" is what the results say."""
+    said = [str(m.get("content")) for m in messages if m.get("role") == "user"]
+    polarity = _POLARITY.match(answer)
+    if not said or not _YES_NO.match(said[-1]) or polarity is None:
+        return False
+    taken = " ".join(
+        str((call.get("function") or {}).get("arguments"))
+        for m in messages[_last_user(messages) :]
+        for call in m.get("tool_calls") or []
+    )
+    asked = set(terms(said[-1])) - set(terms(taken))
+    return bool(asked) and bool(asked & set(terms(tools))) == bool(polarity["yes"])
+
+
+def _last_user(messages: Sequence[Mapping[str, Any]]) -> int:
+    return max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=0)
 
 
 def tool_values(messages: Sequence[Mapping[str, Any]]) -> str | None:
