@@ -3,7 +3,8 @@
 Starts llama.cpp's server (from ``xllamacpp``, the model's chat template, ``use_jinja``) with a
 bundled GGUF on 127.0.0.1, and runs each request of a set of 20 (half Chinese, five tools of
 different shapes) through ``OpenAIModel`` in several ways (``--arms``): without reading text
-calls (``Loop(text_calls=False)``, the behaviour before); reading them but sending a call with
+calls (``Loop(text_calls=False)``, the behaviour before); with the loop's control message as it
+was before it quoted the request (``read, control unquoted``); reading them but sending a call with
 tools off with the tools and ``tool_choice: "none"`` (``OpenAIModel(tools_off="tool_choice")``);
 reading them and sending a call with tools off without the tools but with the transcript's
 calls as they are (``tools_off="omit"``); as minloop does by default (without the tools, the
@@ -36,6 +37,7 @@ from tests.serving import free_port
 from text_calls_set import NOT_CALLS
 
 from minloop import Controls, Loop, tool
+from minloop.models.local.decoding import READ_CONTROL
 from minloop.models.local.evidence import EvidenceCheck
 from minloop.models.openai import OpenAIModel
 from minloop.textcalls import read_calls, written_call
@@ -142,10 +144,12 @@ ARMS = {  # label: (text calls read, how a call with tools off is sent, a new se
     "read, evidence": (True, "text", False),  # answers held to the tool results (EvidenceCheck)
     "read, control as user": (True, "text", False),  # Controls(control_role="user")
     "read, no control": (True, "text", False),  # Controls(control_message=False)
+    "read, control unquoted": (True, "text", False),  # the control message before it quoted the request
 }
 CONTROLS = {
     "read, control as user": lambda: Controls(control_role="user"),
     "read, no control": lambda: Controls(control_message=False),
+    "read, control unquoted": lambda: Controls(control_text=READ_CONTROL),
     "read, evidence": lambda: Controls(answer_check=EvidenceCheck()),
 }
 
