@@ -14,6 +14,25 @@ def masked(messages: list[dict[str, Any]], trace_id: str) -> list[dict[str, Any]
     return json.loads(json.dumps(messages).replace(trace_id, TID))
 
 
+def conversation(
+    request: str, *steps: tuple[str, dict[str, Any], str], first: int = 1
+) -> list[dict[str, Any]]:
+    """A user's request, then one call per step (tool name, arguments, result text), with ids
+    ``c<first>``, ``c<first + 1>``..."""
+    messages: list[dict[str, Any]] = [{"role": "user", "content": request}]
+    for n, (name, arguments, result) in enumerate(steps, first):
+        call = {
+            "id": f"c{n}",
+            "type": "function",
+            "function": {"name": name, "arguments": json.dumps(arguments)},
+        }
+        messages += [
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": f"c{n}", "content": result},
+        ]
+    return messages
+
+
 def content(**fields: Any) -> str:
     """The JSON content minloop writes for a tool result (keys in insertion order)."""
     return json.dumps({**fields, "trace_id": TID}, ensure_ascii=False)

@@ -20,6 +20,8 @@ from minloop.models.local.grounding import Evidence
 from minloop.models.local.notes import plain_statement
 from minloop.models.local.policy import follow_up
 
+from .conftest import conversation
+
 
 @tool
 def get_weather(city: str) -> dict:
@@ -356,17 +358,8 @@ def test_an_answer_that_leaves_out_the_computed_number_is_sent_back_once() -> No
         ),
         ("calculator", {"expression": "415.1 * 0.92"}, {"expression": "415.1 * 0.92", "result": 381.892}),
     ]
-    messages: list[dict[str, Any]] = [{"role": "user", "content": "微软的股价换算成欧元是多少？"}]
-    for n, (name, arguments, result) in enumerate(calls):
-        call = {
-            "id": f"c{n}",
-            "type": "function",
-            "function": {"name": name, "arguments": json.dumps(arguments)},
-        }
-        messages += [
-            {"role": "assistant", "content": None, "tool_calls": [call]},
-            {"role": "tool", "tool_call_id": f"c{n}", "content": json.dumps(result)},
-        ]
+    steps = [(name, arguments, json.dumps(result)) for name, arguments, result in calls]
+    messages = conversation("微软的股价换算成欧元是多少？", *steps, first=0)
     check = EvidenceCheck()
     assert check("微软的股价换算成欧元是415.1欧元。", messages) == (
         "你的回答漏掉了 calculator 算出的结果：381.892。请用这个数字重新回答。"

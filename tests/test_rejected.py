@@ -13,6 +13,8 @@ from minloop import Loop, tool
 from minloop.models.local.policy import follow_up
 from minloop.models.local.rejected import since_retried
 
+from .conftest import conversation
+
 
 @tool
 def get_stock_quote(symbol: str) -> dict:
@@ -46,21 +48,6 @@ def failed(error: str) -> str:
     return json.dumps(
         {"error": error, "code": "ERR_TOOL_FAILED", "tool": "get_stock_quote", "trace_id": "trc_1"}
     )
-
-
-def conversation(request: str, *steps: tuple[str, dict[str, Any], str]) -> list[dict[str, Any]]:
-    messages: list[dict[str, Any]] = [{"role": "user", "content": request}]
-    for n, (name, arguments, result) in enumerate(steps, 1):
-        call = {
-            "id": f"c{n}",
-            "type": "function",
-            "function": {"name": name, "arguments": json.dumps(arguments)},
-        }
-        messages += [
-            {"role": "assistant", "content": None, "tool_calls": [call]},
-            {"role": "tool", "tool_call_id": f"c{n}", "content": result},
-        ]
-    return messages
 
 
 def test_a_value_the_tool_rejected_is_asked_for_once_more() -> None:

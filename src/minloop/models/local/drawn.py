@@ -11,6 +11,7 @@ from itertools import pairwise
 from typing import Any
 
 from ...language import numbers_in
+from .policy import since_user
 from .select import terms
 
 __all__ = ["LIST_MARKER", "among", "draws_on_tools", "rounded_among", "tool_values"]
@@ -44,21 +45,12 @@ def _agrees(answer: str, messages: Sequence[Mapping[str, Any]], tools: str) -> b
     "yes" when a word it asks about (not a value a call took) is in them, "no" when none is.
     "Is it raining in London?" answered "Yes, it is raining in London." beside "light rain"
     restates the question's words, but its "yes" is what the results say."""
-    said = [str(m.get("content")) for m in messages if m.get("role") == "user"]
+    said, calls, _ = since_user(messages)
     polarity = _POLARITY.match(answer)
-    if not said or not _YES_NO.match(said[-1]) or polarity is None:
+    if not _YES_NO.match(said) or polarity is None:
         return False
-    taken = " ".join(
-        str((call.get("function") or {}).get("arguments"))
-        for m in messages[_last_user(messages) :]
-        for call in m.get("tool_calls") or []
-    )
-    asked = set(terms(said[-1])) - set(terms(taken))
+    asked = set(terms(said)) - set(terms(json.dumps([c["arguments"] for c in calls])))
     return bool(asked) and bool(asked & set(terms(tools))) == bool(polarity["yes"])
-
-
-def _last_user(messages: Sequence[Mapping[str, Any]]) -> int:
-    return max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=0)
 
 
 def tool_values(messages: Sequence[Mapping[str, Any]]) -> str | None:

@@ -11,6 +11,7 @@ from typing import Any
 from ...language import Language
 from .asked import last_said
 from .policy import named_tools
+from .results import reason
 
 __all__ = [
     "COMPUTED",
@@ -167,8 +168,7 @@ def _said(tool: str, content: Any, arguments: Any, language: Language, unasked: 
     if isinstance(data, dict) and isinstance(data.get("code"), str) and "error" in data:
         if data["code"] == "ERR_TOOL_TIMEOUT":
             return words["late"].format(tool=tool)
-        reason = re.sub(r"^[A-Z]\w*(?:Error|Exception)?: ", "", str(data["error"]))
-        return words["failed"].format(tool=tool, reason=_cut(reason))
+        return words["failed"].format(tool=tool, reason=_cut(reason(str(data["error"]))))
     if isinstance(data, dict):
         data = {k: v for k, v in data.items() if k != "trace_id"}
         data = data["result"] if list(data) == ["result"] else data

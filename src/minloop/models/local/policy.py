@@ -155,8 +155,8 @@ def _elsewhere(
     """The one tool the request names, when the only call so far was to a tool it does not name,
     with a value that names that one, and found nothing: "Find me a Japanese restaurant in
     Paris." looked up as a contact named "Japanese restaurant in Paris"."""
-    done, named = outcomes(messages), named_tools(tools, text)
-    if len(done) != 1 or done[0].kind != "empty" or len(named) != 1:
+    done = outcomes(messages)
+    if len(done) != 1 or done[0].kind != "empty" or len(named := named_tools(tools, text)) != 1:
         return None
     tool = str(named[0].get("function", {}).get("name"))
     value = set(terms(" ".join(str(v) for v in done[0].arguments.values())))

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ...language import Language
+from .results import reason
 
 __all__ = ["REJECTED", "retried", "since_retried"]
 
@@ -41,8 +42,8 @@ def retried(
         return None
     for value in call["arguments"].values():
         if isinstance(value, str) and len(value) >= 2 and _quotes(error, value):
-            reason = re.sub(r"^[A-Z]\w*(?:Error|Exception)?: ", "", error)
-            return call["name"], REJECTED[language].format(tool=call["name"], value=value, reason=reason)
+            note = REJECTED[language].format(tool=call["name"], value=value, reason=reason(error))
+            return call["name"], note
     return None
 
 
@@ -52,14 +53,12 @@ def since_retried(
     """The calls and results without each failed one that a later call of the same tool made good."""
     if len(calls) != len(results):
         return list(calls), list(results)
-    kept = [
-        i
-        for i, (call, result) in enumerate(zip(calls, results, strict=True))
-        if _error(result) is None
-        or not any(
-            c["name"] == call["name"] and _error(r) is None for c, r in zip(calls[i + 1 :], results[i + 1 :])
-        )
+    served = [_error(r) is None for r in results]
+    later = [
+        {c["name"] for c, ok in zip(calls[i + 1 :], served[i + 1 :], strict=True) if ok}
+        for i in range(len(calls))
     ]
+    kept = [i for i, call in enumerate(calls) if served[i] or call["name"] not in later[i]]
     return [calls[i] for i in kept], [results[i] for i in kept]
 
 

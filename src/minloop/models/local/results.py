@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 from ...language import numbers_in
 
-__all__ = ["Outcome", "left_out", "outcomes", "served", "uncomputed", "unserved"]
+__all__ = ["Outcome", "left_out", "outcomes", "reason", "served", "uncomputed", "unserved"]
 
 _HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
 _TOKEN = re.compile(r"[a-z0-9][a-z0-9@._+-]*[a-z0-9]|[a-z0-9]")
@@ -148,3 +148,9 @@ def uncomputed(answer: str, messages: Sequence[Mapping[str, Any]]) -> tuple[Outc
         return None
     close = any(abs(n - value) <= 0.005 * abs(value) + 0.005 for n in numbers_in(answer))
     return None if close else (last, float(value))
+
+
+def reason(error: str) -> str:
+    """A tool error's message without the exception's class name ("LookupError: unknown ticker
+    symbol: NVIDIA" is "unknown ticker symbol: NVIDIA")."""
+    return re.sub(r"^[A-Z]\w*(?:Error|Exception)?: ", "", error)
