@@ -21,10 +21,28 @@ from typing import Any
 from ...language import code_names
 from .results import Outcome
 
-__all__ = ["calculator", "product", "written"]
+__all__ = ["amounts", "calculator", "product", "written"]
+
+_COUNTS_EN = ("two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
+_COUNT_EN = re.compile(rf"\b(?P<word>{'|'.join(_COUNTS_EN)})\s+(?=[a-z])", re.IGNORECASE)
+_COUNT_ZH = re.compile(r"(?P<word>[两二三四五六七八九十])(?=[张晚股个份杯本位瓶件台辆套间])")
+_COUNTS = (
+    {word: n for n, word in enumerate(_COUNTS_EN, start=2)}
+    | {ch: n for n, ch in enumerate("二三四五六七八九十", start=2)}
+    | {"两": 2}
+)
 
 _PRICE = re.compile(r"price|cost|fare", re.IGNORECASE)
 _RATE = re.compile(r"rate", re.IGNORECASE)
+
+
+def amounts(text: str, pattern: re.Pattern[str]) -> list[float]:
+    """The amounts ``text`` states: the numbers ``pattern`` finds, and counts written as words
+    ("two tickets", "three nights", "两张票", "三晚")."""
+    found = [float(n) for n in pattern.findall(text)]
+    return found + [
+        float(_COUNTS[m["word"].lower()]) for m in (*_COUNT_EN.finditer(text), *_COUNT_ZH.finditer(text))
+    ]
 
 
 def calculator(tools: Sequence[Mapping[str, Any]]) -> str | None:
@@ -53,7 +71,7 @@ def product(
         rate = outcome.tool == currency_tool
         if rate and not _based(outcome.arguments, text, amounts, priced):
             return None
-        found = _numbers_under(_RATE if rate else _PRICE, outcome.result)
+        found = _numbers_under(_RATE if rate else _PRICE, outcome.result, text)
         if len(found) != 1:
             return None
         factors += found
@@ -76,15 +94,20 @@ def _based(arguments: Mapping[str, Any], text: str, amounts: Sequence[float], pr
     return after.startswith(names) or before.endswith(names)
 
 
-def _numbers_under(key: re.Pattern[str], data: Any) -> list[str]:
-    """The numbers of a JSON result's top level whose key ``key`` matches, as written."""
+def _numbers_under(key: re.Pattern[str], data: Any, text: str = "") -> list[str]:
+    """The numbers of a JSON result's top level whose key ``key`` matches, as written; without
+    any, those of the one entry of a list in it that ``text`` names by a value ("the 07:04
+    train" of a list of departures)."""
     if not isinstance(data, dict):
         return []
-    return [
+    found = [
         written(v)
         for k, v in data.items()
         if key.search(str(k)) and isinstance(v, int | float) and not isinstance(v, bool)
     ]
+    entries = [e for v in data.values() if isinstance(v, list) for e in v if isinstance(e, dict)]
+    named = [e for e in entries if any(isinstance(v, str) and len(v) > 2 and v in text for v in e.values())]
+    return found or (_numbers_under(key, named[0]) if len(named) == 1 else [])
 
 
 def written(value: float) -> str:

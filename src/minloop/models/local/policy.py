@@ -1,6 +1,6 @@
 """What the embedded model is steered to do with a user's own tools (``LocalModel(guide=True)``).
 
-Measured on ``benchmarks/user_tools_dev.py`` (ten ordinary tools, 74 requests, half Chinese), the
+Measured on ``benchmarks/user_tools_dev.py`` (ten ordinary tools, 84 requests, half Chinese), the
 0.5B model, left to itself, answered half the Chinese requests in English, stopped after the
 first result of a request that needs two ("the weather in Tokyo and in Sydney"), and called the
 weather tool for a Chinese request about a restaurant. These rules steer it:
@@ -9,10 +9,11 @@ weather tool for a Chinese request about a restaurant. These rules steer it:
 * ``follow_up``: after the results of one call, the next call a request plainly still needs is
   made, by constraining the next decision to that tool, with a note saying what it is for:
   the same tool again when the request names two things joined by "and", "or", "和", "还是"
-  and only one was looked up; a currency tool when the request names a currency that neither
-  the calls nor the results have yet ("Microsoft's share price in euros"); the calculator for an
-  amount times a price or a rate, its expression written by ``arithmetic.product`` when each
-  number is plain to read. Grounding still checks the call's values, and each rule applies once
+  and only one was looked up, or writes a second value after the same word as one the call
+  took ("to Lyon, and ... to Marseille"; both in ``pairs.py``); a currency tool when the
+  request names a currency that neither the calls nor the results have yet ("Microsoft's share
+  price in euros"); the calculator for an amount times a price or a rate ("two tickets" too),
+  its expression written by ``arithmetic.product`` when each number is plain to read. Grounding still checks the call's values, and each rule applies once
   per request;
 * ``shaped.another`` (in ``shaped.py``): the same tool again for each other code the request
   writes in the shape of one a call took ("orders A1234 and C5502", two ISBNs);
@@ -37,9 +38,10 @@ from typing import Any, TypeVar
 
 from ...language import Language, code_names
 from ..base import ModelResponse
-from .arithmetic import calculator, product
+from .arithmetic import amounts, calculator, product
 from .currencies import currencies_in, currency_tool
 from .grounding import Evidence
+from .pairs import pairs, parallel
 from .rejected import retried, since_retried
 from .results import Outcome, outcomes, served
 from .select import named_by, terms
@@ -61,15 +63,6 @@ __all__ = [
     "split",
 ]
 
-_NAMES = r"[A-Z][\w.-]*(?:\s+[A-Z][\w.-]*)*"
-_BOTH_EN = re.compile(
-    rf"(?P<one>{_NAMES})(?:'s)?,?\s+(?:and|or|vs\.?|versus)\s+(?:(?:in|of|for|the|at)\s+)?(?P<two>{_NAMES})"
-)
-_ZH_NAME = r"[A-Za-z][A-Za-z .-]*[A-Za-z]|[\u4e00-\u9fff]{1,6}?(?=的|哪|现|今|明|分|呢|吗|是|有|在|更|谁|[，。？！\s]|$)"
-_BOTH_ZH = re.compile(
-    rf"(?P<one>[A-Za-z][A-Za-z .-]*[A-Za-z]|[\u4e00-\u9fff]{{2,4}})\s*(?:和|与|跟|及|、|还是|或者?)\s*(?P<two>{_ZH_NAME})"
-)
-_LEAD = re.compile(r"^(?:现在|今天|明天|目前|请|帮我|查一下)+")
 # An amount: a number not inside a date, a time, an id or a code ("A1234", "2026-12-05", "BA117").
 _AMOUNT = re.compile(r"(?<![A-Za-z0-9_.:/-])\d+(?:\.\d+)?(?![A-Za-z0-9_:/-]|\.\d|\s*[年月日号点时分])")
 _CURRENCY_WORDS = re.compile(r"[A-Za-z]+(?:\s+[A-Za-z]+)?|[\u4e00-\u9fff]{1,4}")
@@ -168,20 +161,21 @@ def _elsewhere(
 def _again(text: str, english: str | None, call: dict[str, Any], language: Language) -> FollowUp | None:
     """The same tool for the other of two things the request joins with "and", "or", "和"...: the
     call itself when its value is one of them as written (in the request or its translation),
-    else a note naming the other."""
-    pairs = [
-        _pair(m)
-        for m in (_BOTH_EN.search(text) or _BOTH_ZH.search(text), english and _BOTH_EN.search(english))
-    ]
-    found = [p for p in pairs if p is not None]
-    if not found:
-        return None
+    else a note naming the other; without such two, the call with the value the request writes
+    the way it writes one of the call's (``pairs.parallel``: "to Lyon, and ... to Marseille")."""
+    found = pairs(text, english)
     tool, arguments = call["name"], call["arguments"]
+    taken, clash = {str(v).casefold() for v in arguments.values()}, False
     for one, two in found:
         for key, value in arguments.items():
             if isinstance(value, str) and value.casefold() in (one.casefold(), two.casefold()):
                 other = two if value.casefold() == one.casefold() else one
-                return FollowUp(tool, "", {**arguments, key: other})
+                if other.casefold() not in taken:
+                    return FollowUp(tool, "", {**arguments, key: other})
+                clash = True  # "to Lyon and Paris to ...": the call took both, they are not two things
+    if clash or not found:
+        other = parallel([text, english or ""], call, [call])
+        return None if other is None else FollowUp(tool, "", other)
     one, two = found[0]
     values = [str(v) for v in arguments.values()]
     named_two = any(Evidence(two).has(v) for v in values) and not any(Evidence(one).has(v) for v in values)
@@ -198,12 +192,11 @@ def split(
     numbers" as one name): once with each of them, as the value. Only a first call is split."""
     calls = response.message.get("tool_calls") or []
     text, made, _ = since_user(messages)
-    found = (_BOTH_EN.search(text) or _BOTH_ZH.search(text), english and _BOTH_EN.search(english))
-    pairs = [p for p in map(_pair, found) if p is not None]
-    if made or len(calls) != 1 or not pairs:
+    found = pairs(text, english)
+    if made or len(calls) != 1 or not found:
         return response
     arguments = arguments_of(calls[0]["function"].get("arguments"))
-    held = [(k, p) for p in pairs for k, v in arguments.items() if isinstance(v, str) and _holds(v, p)]
+    held = [(k, p) for p in found for k, v in arguments.items() if isinstance(v, str) and _holds(v, p)]
     if not held:
         return response
     key, pair = held[0]
@@ -225,12 +218,6 @@ def split(
 def _holds(value: str, pair: tuple[str, str]) -> bool:
     folded = value.casefold()
     return all(thing.casefold() in folded for thing in pair) and folded not in {p.casefold() for p in pair}
-
-
-def _pair(match: re.Match[str] | str | None) -> tuple[str, str] | None:
-    if not isinstance(match, re.Match):
-        return None
-    return _LEAD.sub("", match["one"].strip()), match["two"].strip()
 
 
 def _converted(
@@ -268,7 +255,7 @@ def _computed(
     if tool is None or any(c["name"] == tool for c in calls) or not any(_AMOUNT.search(r) for r in results):
         return None
     taken = {float(n) for n in _AMOUNT.findall(json.dumps([c["arguments"] for c in calls]))}
-    untaken = [n for n in map(float, _AMOUNT.findall(text)) if n >= 2 and n not in taken]
+    untaken = [n for n in amounts(text, _AMOUNT) if n > 1 and n not in taken]
     chained = len({c["name"] for c in calls}) >= 2 and currency_tool(tools) in {c["name"] for c in calls}
     if not untaken and not chained:
         return None
