@@ -12,6 +12,8 @@ from minloop import Replacement
 from minloop.models.local.compare import compared
 from minloop.models.local.evidence import EvidenceCheck
 
+from .conftest import content, conversation
+
 
 def ran(user: str, first: tuple[str, int], second: tuple[str, int]) -> list[dict[str, Any]]:
     """The user's message and two weather calls with their results."""
@@ -55,20 +57,70 @@ def test_a_right_comparison_passes_without_quoting_a_value() -> None:
 
 def test_a_comparison_the_wrong_way_round_is_sent_back_once_then_replaced() -> None:
     check, wrong = EvidenceCheck(), "东京比悉尼更暖和。"
-    note = "你的回答把 Tokyo 和 Sydney 比反了：工具结果中 Tokyo 是 21，Sydney 是 27。请根据这些数值重新回答。"
+    note = (
+        "你的回答把 东京 和 悉尼 比反了：工具结果中 东京 是 21，悉尼 是 27，所以 悉尼 更高，东京 更低。"
+        "请根据这些数值重新回答。"
+    )
     assert check(wrong, ZH) == note
     again = [*ZH, {"role": "assistant", "content": wrong}, {"role": "system", "content": note}]
-    assert check(wrong, again) == Replacement(  # the results did answer: no "not what you asked for"
+    replaced = Replacement(  # the results did answer: no "not what you asked for"
         "我无法根据工具返回的结果可靠地回答这个问题：get_weather 给出了 city Tokyo, temperature 21, "
         "condition sunny；get_weather 给出了 city Sydney, temperature 27, condition sunny。"
     )
+    assert check(wrong, again) == replaced
+    assert check("悉尼比悉尼更暖和。", again) == replaced  # a second answer that compares nothing
 
 
-def test_two_results_differing_in_more_than_one_number_are_not_read_as_compared() -> None:
+def test_of_two_numbers_that_differ_the_comparative_reads_its_own_and_else_none() -> None:
     messages = [dict(m) for m in EN]
     messages[4] = {
         **messages[4],
         "content": json.dumps({"city": "Berlin", "temperature": 12, "humidity": 80}),
     }
     messages[2] = {**messages[2], "content": json.dumps({"city": "Paris", "temperature": 18, "humidity": 60})}
-    assert compared("It is warmer in Berlin than in Paris.", messages) is None
+    assert compared("It is warmer in Berlin than in Paris.", messages) is False  # the temperatures
+    assert compared("Berlin is higher than Paris.", messages) is None  # the temperature or the humidity
+
+
+def quotes(request: str) -> list[dict[str, Any]]:
+    """Two share quotes that differ in their price and in their change today."""
+    apple = content(symbol="AAPL", price=228.52, currency="USD", change_percent=1.2)
+    amazon = content(symbol="AMZN", price=197.12, currency="USD", change_percent=0.9)
+    return conversation(
+        request,
+        ("get_stock_quote", {"symbol": "AAPL"}, apple),
+        ("get_stock_quote", {"symbol": "AMZN"}, amazon),
+    )
+
+
+@pytest.mark.parametrize(
+    ("request_", "answer", "order"),
+    [
+        ("Which costs less, an Apple share or an Amazon share?", "Amazon is cheaper than Apple.", True),
+        (
+            "Which costs less, an Apple share or an Amazon share?",
+            "An Apple share is cheaper than an Amazon share.",
+            False,
+        ),
+        ("Which costs less, an Apple share or an Amazon share?", "AAPL is more expensive than AMZN.", True),
+        ("现在一股苹果和一股亚马逊，哪个更便宜？", "亚马逊比苹果便宜。", True),  # the names the request gave
+        ("现在一股苹果和一股亚马逊，哪个更便宜？", "苹果的价格比亚马逊便宜。", False),
+        (
+            "Which costs less, an Apple share or an Amazon share?",
+            "Apple is bigger than Amazon.",
+            None,
+        ),  # not a price
+    ],
+)
+def test_a_comparative_reads_the_key_it_compares_and_the_names_the_request_gave(
+    request_: str, answer: str, order: bool | None
+) -> None:
+    assert compared(answer, quotes(request_)) is order
+
+
+def test_the_note_for_a_wrong_comparison_gives_the_compared_values_under_the_requests_names() -> None:
+    note = EvidenceCheck()("苹果的价格比亚马逊便宜。", quotes("现在一股苹果和一股亚马逊，哪个更便宜？"))
+    assert (
+        note
+        == "你的回答把 苹果 和 亚马逊 比反了：工具结果中 苹果 是 228.52，亚马逊 是 197.12，所以 苹果 更高，亚马逊 更低。请根据这些数值重新回答。"
+    )

@@ -21,15 +21,17 @@ from typing import Any
 
 from ...language import Language
 from ...language.zones import resolve_zone
+from .pairs import pairs
+from .policy import since_user
 from .results import Outcome, served
 
 __all__ = ["ORDER", "compared", "order_note"]
 
 ORDER: dict[Language, str] = {
     "en": "Your answer compares {first} and {second} the wrong way round: the results give {first_value} "
-    "for {first} and {second_value} for {second}. Answer again from these values.",
+    "for {first} and {second_value} for {second}, so {higher} is higher and {lower} is lower. Answer again from these values.",
     "zh": "你的回答把 {first} 和 {second} 比反了：工具结果中 {first} 是 {first_value}，{second} 是 "
-    "{second_value}。请根据这些数值重新回答。",
+    "{second_value}，所以 {higher} 更高，{lower} 更低。请根据这些数值重新回答。",
 }
 _HAN = re.compile(r"[\u3400-\u9fff]+")
 
@@ -39,6 +41,13 @@ _MORE_ZH = r"暖和|暖|热|高|贵|多|大|重|长"
 _LESS_ZH = r"冷|凉|低|便宜|少|小|轻|短"
 _EN = re.compile(rf"\b(?:(?P<more>{_MORE_EN})|(?P<less>{_LESS_EN}))\b", re.IGNORECASE)
 _ZH = re.compile(rf"(?:更|还要|要)?(?:(?P<more>{_MORE_ZH})|(?P<less>{_LESS_ZH}))")
+_KEYS = [  # what a comparative compares, among the keys of a result that differ
+    (
+        re.compile(r"expensive|dear|pric|cheap|cost|贵|便宜", re.IGNORECASE),
+        re.compile(r"price|cost|fare|rate|amount", re.IGNORECASE),
+    ),
+    (re.compile(r"warm|hot|cold|cool|暖|热|冷|凉", re.IGNORECASE), re.compile(r"temp", re.IGNORECASE)),
+]
 _CLAUSE = re.compile(r"[^.。!！?？;；,，]*(?:\bthan\b|比)[^.。!！?？;；,，]*", re.IGNORECASE)
 
 
@@ -48,43 +57,58 @@ def compared(answer: str, messages: Sequence[Mapping[str, Any]]) -> bool | None:
     clause = _CLAUSE.search(answer)
     if len(done) != 2 or clause is None:
         return None
-    values = _differing(done[0].result, done[1].result)
     text = clause.group()
-    places = [_place(text, o) for o in done]
-    if values is None or places[0] is None or places[1] is None or places[0] == places[1]:
-        return None
-    if "比" in text:  # "东京比悉尼更暖和": the comparative right after the other thing
-        word = _ZH.search(text, text.index("比") + 1, text.index("比") + 12)
-    else:  # "warmer in Paris than in Berlin", "Paris is warmer than Berlin": the last before "than"
-        than = re.search(r"\bthan\b", text, re.IGNORECASE)
-        words = list(_EN.finditer(text, 0, than.start() if than else len(text)))
-        word = words[-1] if words else None
-    if word is None:
+    word = _word(text)
+    values = word and _differing(done[0].result, done[1].result, word.group())
+    # the names the request gave the two ("苹果和亚马逊"): the first call's, then the second's
+    named = (pairs(since_user(messages)[0]) or [("", "")])[0]
+    places = [_place(text, o, alias) for o, alias in zip(done, named, strict=True)]
+    if not word or not values or places[0] is None or places[1] is None or places[0] == places[1]:
         return None
     first_is_more = values[0] > values[1]
     subject_first = places[0] < places[1]  # the thing named first is said to be more (or less)
     return (subject_first == first_is_more) == (word.lastgroup == "more")
 
 
-def _differing(first: Any, second: Any) -> tuple[float, float] | None:
-    """The one number under the same key that differs between two results, else ``None``."""
+def _word(text: str) -> re.Match[str] | None:
+    """The comparative of a clause: the one right after "比", else the last before "than"."""
+    if "比" in text:  # "东京比悉尼更暖和": the comparative right after the other thing
+        word = _ZH.search(text, text.index("比") + 1, text.index("比") + 12)
+    else:  # "warmer in Paris than in Berlin", "Paris is warmer than Berlin": the last before "than"
+        than = re.search(r"\bthan\b", text, re.IGNORECASE)
+        words = list(_EN.finditer(text, 0, than.start() if than else len(text)))
+        word = words[-1] if words else None
+    return word
+
+
+def _differing(first: Any, second: Any, word: str = "") -> tuple[float, float] | None:
+    """The one number under the same key that differs between two results, else ``None``; of
+    several, the one whose key is what ``word`` compares (a price for "cheaper", "贵")."""
     if not isinstance(first, Mapping) or not isinstance(second, Mapping):
         return None
-    pairs = [
-        (float(first[k]), float(second[k]))
+    differing = {
+        k: (float(first[k]), float(second[k]))
         for k in first.keys() & second.keys()
         if isinstance(first[k], int | float)
         and isinstance(second[k], int | float)
         and not isinstance(first[k], bool)
-    ]
-    differing = [p for p in pairs if p[0] != p[1]]
-    return differing[0] if len(differing) == 1 else None
+        and first[k] != second[k]
+    }
+    if len(differing) > 1:
+        keys = next((k for w, k in _KEYS if w.search(word)), None)
+        differing = {k: v for k, v in differing.items() if keys and keys.search(k)}
+    return next(iter(differing.values())) if len(differing) == 1 else None
 
 
-def _place(answer: str, outcome: Outcome) -> int | None:
+def _place(answer: str, outcome: Outcome, alias: str = "") -> int | None:
     """Where the answer first names the thing ``outcome`` was called for: one of its string
-    argument values as written, or a Chinese place name of the same time zone."""
-    found = [answer.find(v) for v in outcome.arguments.values() if isinstance(v, str) and v and v in answer]
+    argument values as written, else the name the request gave it (``alias``), or a Chinese place
+    name of the same time zone."""
+    folded = answer.casefold()
+    values = [v.casefold() for v in outcome.arguments.values() if isinstance(v, str) and v]
+    found = [folded.find(v) for v in values if v in folded]
+    if not found and alias and alias.casefold() in folded:
+        found.append(folded.find(alias.casefold()))
     zones = {resolve_zone(v) for v in outcome.arguments.values() if isinstance(v, str)} - {None}
     for at in range(len(answer)) if zones else ():
         if any(
@@ -97,15 +121,30 @@ def _place(answer: str, outcome: Outcome) -> int | None:
     return min(found) if found else None
 
 
-def order_note(messages: Sequence[Mapping[str, Any]], language: Language) -> str:
+def order_note(answer: str, messages: Sequence[Mapping[str, Any]], language: Language) -> str:
     """The note sending back an answer whose comparison has the wrong order (``compared`` is
-    ``False``): the two things and their values, as the results give them."""
+    ``False``): the two things, as the request names them, and their values, as the results
+    give them."""
     first, second = served(messages)
-    values = _differing(first.result, second.result) or (0.0, 0.0)
-    names = [
+    clause = _CLAUSE.search(answer)
+    word = _word(clause.group()) if clause else None
+    values = _differing(first.result, second.result, word.group() if word else "") or (0.0, 0.0)
+    request = since_user(messages)[0]
+    named = (pairs(request) or [("", "")])[0]
+    called = [
         next((str(v) for v in o.arguments.values() if isinstance(v, str)), o.tool) for o in (first, second)
     ]
+    # a name the request gave ("苹果" for "AAPL") when it does not write the call's value
+    names = [
+        alias if alias and value not in request else value for value, alias in zip(called, named, strict=True)
+    ]
     shown = [f"{v:g}" for v in values]
+    higher, lower = names if values[0] > values[1] else names[::-1]
     return ORDER[language].format(
-        first=names[0], second=names[1], first_value=shown[0], second_value=shown[1]
+        first=names[0],
+        second=names[1],
+        first_value=shown[0],
+        second_value=shown[1],
+        higher=higher,
+        lower=lower,
     )

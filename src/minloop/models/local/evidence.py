@@ -238,7 +238,9 @@ class EvidenceCheck:
         if declines(answer) and _rejected(messages) < self.retries and given(messages, menu, english):
             return GIVEN[self.note_language or language]  # "I can't tell the temperature" beside it
         if (order := compared(answer, messages)) is False and _rejected(messages) < self.retries:
-            return order_note(messages, self.note_language or language)  # "东京比悉尼更暖和": 21 and 27
+            return order_note(
+                answer, messages, self.note_language or language
+            )  # "东京比悉尼更暖和": 21 and 27
         facts = unsupported(answer, evidence_of(messages)) + (["order"] if order is False else [])
         drawn = True if order else draws_on_tools(answer, messages)  # a right comparison uses the results
         unused = not facts and drawn is False and not declines(answer) and not restates_user(answer, messages)
@@ -247,7 +249,9 @@ class EvidenceCheck:
         if not facts and not unused:
             return None if order else self._left_out(answer, messages)  # a comparison uses both
         if _rejected(messages) >= self.retries or not (drawn or self.resend_unused):
-            unasked = order is not False  # compared the wrong way round: the results did answer
+            unasked = not _misordered(
+                answer, messages
+            )  # compared the wrong way round: the results did answer
             return Replacement(
                 plain_statement(messages, language, menu, english, unasked)
             )  # no invented fact
@@ -328,6 +332,18 @@ def restates_user(answer: str, messages: Sequence[Mapping[str, Any]]) -> bool:
         for text, n in zip(values, numbers)
     )
     return bool(values) and all(found)
+
+
+def _misordered(answer: str, messages: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether ``answer``, or a reply sent back since the user last spoke, compared two results
+    the wrong way round."""
+    replies = [answer]
+    for message in reversed(messages):
+        if message.get("role") == "user":
+            break
+        if message.get("role") == "assistant" and not message.get("tool_calls"):
+            replies.append(str(message.get("content")))
+    return any(compared(reply, messages) is False for reply in replies)
 
 
 def _rejected(messages: Sequence[Mapping[str, Any]]) -> int:
