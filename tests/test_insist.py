@@ -170,3 +170,25 @@ def test_a_required_call_on_invented_values_is_decided_among_the_other_tools() -
     assert (
         insist.others(replace(asked, tool_choice="auto"), {"convert_time": ["time"]}) is None
     )  # not required
+
+
+def test_a_question_about_now_or_the_users_own_things_answered_without_a_call_is_decided_again() -> None:
+    # "雨" has no fact the check could reject, and no word of the request names a tool
+    message, asked = insisted("伦敦现在在下雨吗？", "雨", english="Is it raining in London now?")
+    assert message == CALL
+    assert [(r.tool_choice, len(r.tools)) for r in asked] == [("required", len(SPECS))]  # every tool
+    plan = "2026年12月25日，我计划去旅行。"
+    message, asked = insisted(
+        "我2026年12月25日有什么安排？", plan, english="What are my plans for 2026-12-25?"
+    )
+    assert message == CALL and asked[0].tool_choice == "required"
+
+
+def test_a_statement_or_a_question_about_no_time_or_person_stays_answered() -> None:
+    said = "Noted: your meeting is at 3 pm today."
+    assert insisted("My meeting is at 3 pm today.", said) == ({"role": "assistant", "content": said}, [])
+    answer = "Paris is the capital of France."
+    assert insisted("Which city is the capital of France?", answer) == (
+        {"role": "assistant", "content": answer},
+        [],
+    )
