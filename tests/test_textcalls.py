@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from minloop import Loop, TextDelta, tool
-from minloop.decision import COPIED_RESULT, DECAY_TEXT, UNRUN_CALLS, Answer, Blank, CallTools, decide
+from minloop.decision import COPIED_RESULT, DECAY_TEXT, ECHOED, UNRUN_CALLS, Answer, Blank, CallTools, decide
 from minloop.models.base import ModelRequest
 from minloop.models.openai import OpenAIModel, request_body
 from minloop.testing import ChatServer, FunctionModel, ScriptedModel
@@ -325,3 +325,42 @@ def test_a_copied_result_turns_tools_off_and_the_model_answers_in_words() -> Non
         ("answer", "none"),
     ]
     assert _plain(result.messages) == _expected(None)
+
+
+@pytest.mark.parametrize(
+    ("text", "messages", "echoed"),
+    [
+        ("What is 1234 + 5678?", ADDED, True),  # the request given back after its result
+        ("  what is 1234 +\n5678? ", ADDED, True),
+        ("add", ADDED, True),  # the name of the tool that was called
+        ("What is 1234 + 5678?", ADDED[:1], False),  # no tool ran: a greeting may be given back
+        ("hello", [{"role": "user", "content": "hello"}], False),
+        ("The sum is 6912.", ADDED, False),
+    ],
+)
+def test_the_request_or_a_called_tools_name_given_back_after_results_is_not_an_answer(
+    text: str, messages: list[dict[str, Any]], echoed: bool
+) -> None:
+    decision = decide({"role": "assistant", "content": text}, 2, messages=messages, tools=TOOLS)
+    if echoed:
+        assert decision == Blank({"role": "assistant", "content": text}, ECHOED)
+    else:
+        assert isinstance(decision, Answer)
+
+
+def test_an_echoed_request_turns_tools_off_and_the_model_answers_from_the_result() -> None:
+    script = [
+        {"role": "assistant", "content": SHAPES["bare"]},
+        {"role": "assistant", "content": "What is 1234 + 5678?"},
+        {"role": "assistant", "content": "1234 + 5678 = 6912"},
+    ]
+    with ChatServer(script) as server:
+        model = OpenAIModel("m", base_url=server.base_url, api_key="none")
+        result = Loop(model, tools=[add]).run_sync("What is 1234 + 5678?")
+    assert result.output == "1234 + 5678 = 6912"
+    assert [(s.decision, s.tool_choice) for s in result.steps] == [
+        ("tool_calls", "auto"),
+        ("blank", "auto"),
+        ("answer", "none"),
+    ]
+    assert _plain(result.messages) == _expected(None)  # the echo stays in the trace, not the transcript

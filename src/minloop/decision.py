@@ -35,8 +35,8 @@
   (``minloop.textcalls`` says which texts are) is that call, with ids, stored as an assistant
   message with ``tool_calls``; the text around the call stays its content. Text written as
   calls that cannot be run (cut off, a call followed by more JSON, or any call while tools were
-  off), and JSON copied from a tool result (it carries the run's trace id), are a ``Blank``
-  step: not run, not shown as the answer, not kept in the transcript (the model would copy
+  off), JSON copied from a tool result (it carries the run's trace id), and, after tool results,
+  the user's request or a called tool's name given back as the reply, are a ``Blank`` step: not run, not shown as the answer, not kept in the transcript (the model would copy
   it), and the next call is sent with tools off, as after decay (asked again with tools on, a
   model that did this does it again).
   ``Controls(text_calls=False)`` turns this off.
@@ -106,6 +106,7 @@ LIMIT_TEXT = (
 )
 UNRUN_CALLS = "tool calls written as text that are not run"
 COPIED_RESULT = "a tool result copied as the reply"
+ECHOED = "the user's request or a called tool's name given back as the reply"
 MODEL_FAULTS = frozenset({"ERR_TOOL_UNKNOWN", "ERR_TOOL_ARGS_INVALID", "ERR_TOOL_REPEATED"})
 
 
@@ -154,7 +155,7 @@ class CallTools:
 @dataclass(frozen=True, slots=True)
 class Blank:
     """Neither an answer nor a call: no text and no calls (``why`` is ``None``), or text that is
-    neither (``why`` says what: ``UNRUN_CALLS``, ``COPIED_RESULT``)."""
+    neither (``why`` says what: ``UNRUN_CALLS``, ``COPIED_RESULT``, ``ECHOED``)."""
 
     message: Message
     why: str | None = None
@@ -211,8 +212,9 @@ def decide(
 
 def not_an_answer(text: str, tools: Collection[str], messages: Sequence[Message]) -> str | None:
     """Why a reply's text, not read as a call, is no answer either, or ``None``: calls to
-    ``tools`` written as text that are not run, or JSON copied from a tool result of ``messages``
-    (it carries the run's trace id, which only the loop writes)."""
+    ``tools`` written as text that are not run, JSON copied from a tool result of ``messages``
+    (it carries the run's trace id, which only the loop writes), or the request or a called
+    tool's name given back after tool results."""
     if written_call(text, tools):
         return UNRUN_CALLS
     ids = [
@@ -220,7 +222,22 @@ def not_an_answer(text: str, tools: Collection[str], messages: Sequence[Message]
     ]
     if ids and any(m.get("role") == "tool" and i in str(m.get("content")) for i in ids for m in messages):
         return COPIED_RESULT
-    return None
+    return ECHOED if _echoes(" ".join(text.split()), messages) else None
+
+
+def _echoes(said: str, messages: Sequence[Message]) -> bool:
+    """Whether ``said``, after tool results, is the user's last message or the name of a tool
+    called since: the bundled 0.5B model behind llama.cpp's server answered "今天星期几？" with
+    "今天星期几？", and "What time is it now in UTC?" with "now", after the clock's result."""
+    called: set[str] = set()
+    for message in reversed(messages):
+        if message.get("role") == "user":
+            request = " ".join((reply_text(message) or "").split())
+            return bool(called) and (said in called or said.casefold() == request.casefold())
+        for call in tool_calls_of(message):
+            fn = call.get("function") if isinstance(call, dict) else None
+            called.add(str(fn.get("name")) if isinstance(fn, dict) else "")
+    return False
 
 
 def reply_text(message: Message) -> str | None:
