@@ -20,7 +20,7 @@ __all__ = ["CITIES", "RATES", "STOCKS", "TOOLS", "WEATHER"]
 CITIES = {
     "巴黎": "Paris", "柏林": "Berlin", "伦敦": "London", "东京": "Tokyo", "北京": "Beijing",
     "上海": "Shanghai", "纽约": "New York", "马德里": "Madrid", "奥斯陆": "Oslo", "悉尼": "Sydney",
-    "里昂": "Lyon",
+    "里昂": "Lyon", "马赛": "Marseille",
 }  # fmt: skip
 WEATHER = {  # temperature in Celsius, condition
     "Paris": (18, "sunny"), "Berlin": (12, "cloudy"), "London": (14, "light rain"),
@@ -66,6 +66,7 @@ TRAINS = {  # (origin, destination, date): departures
         ("12:04", "14:00", 49.0),
     ],
     ("London", "Paris", "2026-12-05"): [("08:01", "11:20", 120.0), ("10:24", "13:47", 98.0)],
+    ("Paris", "Marseille", "2026-12-05"): [("06:58", "10:15", 99.0), ("10:10", "13:25", 79.0)],
 }
 
 

@@ -1,4 +1,4 @@
-"""The request set of ``user_tools_dev.py``: 78 requests over the tools of ``user_tools.py``, half Chinese.
+"""The request set of ``user_tools_dev.py``: 84 requests over the tools of ``user_tools.py``, half Chinese.
 
 Each item is ``(group, language, request, facts)``. The groups:
 
@@ -7,8 +7,9 @@ Each item is ``(group, language, request, facts)``. The groups:
   nothing (an unknown order or person, a search with no hits, an empty day);
 * ``not_returned``: asks for what no tool returns (humidity, a forecast, a market value, a
   driver's name, a booking);
-* ``two_step``: needs two calls (two cities, two companies, two people) or a call and arithmetic
-  (a share price in euros, ten shares, dollars in yen).
+* ``two_step``: needs two calls (two cities, two companies, two people, two train routes, which of
+  two shares costs less) or a call and arithmetic (a share price in euros, ten shares, dollars in
+  yen, two train tickets).
 
 ``facts`` are what a right answer states: each a pattern (case-insensitive) or a number (found
 when a number in the answer equals it, rounded to what the answer writes). A ``not_found`` or
@@ -129,6 +130,24 @@ _PAIRS: list[tuple[str, str, str, list[Fact]]] = [
     ("two_step", "What is Microsoft's share price in euros?", "微软的股价换算成欧元是多少？", [381.89]),
     ("two_step", "How much do 10 shares of Nvidia cost?", "买10股英伟达要多少钱？", [1318.8]),
     ("two_step", "How much is 250 US dollars in Japanese yen?", "250美元是多少日元？", [37800.0]),
+    (
+        "two_step",
+        "When does the first train leave on 2026-12-05 from Paris to Lyon, and from Paris to Marseille?",
+        "2026年12月5日从巴黎到里昂和从巴黎到马赛的第一班火车分别几点出发？",
+        [r"0?7[:：]04|7\s*点\s*0?4\s*分", r"0?6[:：]58|6\s*点\s*58\s*分"],
+    ),
+    (
+        "two_step",
+        "Which costs less right now, an Apple share or an Amazon share?",
+        "现在一股苹果和一股亚马逊，哪个更便宜？",
+        [r"amazon|亚马逊|AMZN", 197.12],
+    ),
+    (
+        "two_step",
+        "How much do two second-class tickets on the 07:04 train from Paris to Lyon on 2026-12-05 cost?",
+        "2026年12月5日巴黎到里昂07:04那班火车，两张二等座票一共多少钱？",
+        [178.0],
+    ),
 ]
 
 ITEMS: list[Item] = [
