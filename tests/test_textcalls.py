@@ -333,12 +333,13 @@ def test_a_copied_result_turns_tools_off_and_the_model_answers_in_words() -> Non
         ("What is 1234 + 5678?", ADDED, True),  # the request given back after its result
         ("  what is 1234 +\n5678? ", ADDED, True),
         ("add", ADDED, True),  # the name of the tool that was called
-        ("What is 1234 + 5678?", ADDED[:1], False),  # no tool ran: a greeting may be given back
-        ("hello", [{"role": "user", "content": "hello"}], False),
+        ("What is 1234 + 5678?", ADDED[:1], True),  # a question given back, though no tool ran
+        ("hello", [{"role": "user", "content": "hello"}], False),  # a greeting may be given back
+        ("Add 1 and 2.", [{"role": "user", "content": "Add 1 and 2."}], False),  # no tool ran yet
         ("The sum is 6912.", ADDED, False),
     ],
 )
-def test_the_request_or_a_called_tools_name_given_back_after_results_is_not_an_answer(
+def test_a_question_or_a_called_tools_name_given_back_is_not_an_answer(
     text: str, messages: list[dict[str, Any]], echoed: bool
 ) -> None:
     decision = decide({"role": "assistant", "content": text}, 2, messages=messages, tools=TOOLS)

@@ -35,8 +35,9 @@
   (``minloop.textcalls`` says which texts are) is that call, with ids, stored as an assistant
   message with ``tool_calls``; the text around the call stays its content. Text written as
   calls that cannot be run (cut off, a call followed by more JSON, or any call while tools were
-  off), JSON copied from a tool result (it carries the run's trace id), and, after tool results,
-  the user's request or a called tool's name given back as the reply, are a ``Blank`` step: not run, not shown as the answer, not kept in the transcript (the model would copy
+  off), JSON copied from a tool result (it carries the run's trace id), and the user's question
+  (or, after tool results, any request) or a called tool's name given back as the reply, are a
+  ``Blank`` step: not run, not shown as the answer, not kept in the transcript (the model would copy
   it), and the next call is sent with tools off, as after decay (asked again with tools on, a
   model that did this does it again).
   ``Controls(text_calls=False)`` turns this off.
@@ -106,7 +107,7 @@ LIMIT_TEXT = (
 )
 UNRUN_CALLS = "tool calls written as text that are not run"
 COPIED_RESULT = "a tool result copied as the reply"
-ECHOED = "the user's request or a called tool's name given back as the reply"
+ECHOED = "the user's question or a called tool's name given back as the reply"
 MODEL_FAULTS = frozenset({"ERR_TOOL_UNKNOWN", "ERR_TOOL_ARGS_INVALID", "ERR_TOOL_REPEATED"})
 
 
@@ -213,8 +214,8 @@ def decide(
 def not_an_answer(text: str, tools: Collection[str], messages: Sequence[Message]) -> str | None:
     """Why a reply's text, not read as a call, is no answer either, or ``None``: calls to
     ``tools`` written as text that are not run, JSON copied from a tool result of ``messages``
-    (it carries the run's trace id, which only the loop writes), or the request or a called
-    tool's name given back after tool results."""
+    (it carries the run's trace id, which only the loop writes), or a question or a called
+    tool's name given back (``_echoes``)."""
     if written_call(text, tools):
         return UNRUN_CALLS
     ids = [
@@ -226,14 +227,16 @@ def not_an_answer(text: str, tools: Collection[str], messages: Sequence[Message]
 
 
 def _echoes(said: str, messages: Sequence[Message]) -> bool:
-    """Whether ``said``, after tool results, is the user's last message or the name of a tool
-    called since: the bundled 0.5B model behind llama.cpp's server answered "今天星期几？" with
-    "今天星期几？", and "What time is it now in UTC?" with "now", after the clock's result."""
+    """Whether ``said`` is the user's last message, when that is a question or tools ran since,
+    or the name of a tool called since: the bundled 0.5B model behind llama.cpp's server answered
+    "今天星期几？" with "今天星期几？", and "What time is it now in UTC?" with "now", after the
+    clock's result. A greeting given back ("hello") stays an answer."""
     called: set[str] = set()
     for message in reversed(messages):
         if message.get("role") == "user":
             request = " ".join((reply_text(message) or "").split())
-            return bool(called) and (said in called or said.casefold() == request.casefold())
+            asked = bool(called) or request.endswith(("?", "？"))
+            return said in called or (asked and said.casefold() == request.casefold())
         for call in tool_calls_of(message):
             fn = call.get("function") if isinstance(call, dict) else None
             called.add(str(fn.get("name")) if isinstance(fn, dict) else "")
