@@ -109,6 +109,7 @@ def test_counts_written_as_words_are_amounts() -> None:
     [
         "How much do two second-class tickets on the 07:04 train from Paris to Lyon cost?",
         "2026年12月5日巴黎到里昂07:04那班火车，两张二等座票一共多少钱？",
+        "What do two tickets on the 07:04 train from Paris to Lyon cost in EUR?",  # every fare is in EUR
     ],
 )
 def test_a_count_times_the_fare_of_the_entry_the_request_names_is_computed(request_: str) -> None:

@@ -37,8 +37,8 @@
   calls that cannot be run (cut off, a call followed by more JSON, or any call while tools were
   off), JSON copied from a tool result (it carries the run's trace id), and the user's question
   (or, after tool results, any request) or a called tool's name given back as the reply, are a
-  ``Blank`` step: not run, not shown as the answer, not kept in the transcript (the model would copy
-  it), and the next call is sent with tools off, as after decay (asked again with tools on, a
+  ``Blank`` step: not run, not shown as the answer, not kept in the transcript (the model would
+  copy it), and the next call is sent with tools off, as after decay (asked again with tools on, a
   model that did this does it again).
   ``Controls(text_calls=False)`` turns this off.
 """

@@ -106,7 +106,9 @@ def _numbers_under(key: re.Pattern[str], data: Any, text: str = "") -> list[str]
         if key.search(str(k)) and isinstance(v, int | float) and not isinstance(v, bool)
     ]
     entries = [e for v in data.values() if isinstance(v, list) for e in v if isinstance(e, dict)]
-    named = [e for e in entries if any(isinstance(v, str) and len(v) > 2 and v in text for v in e.values())]
+    own = [{v for v in e.values() if isinstance(v, str) and len(v) > 2} for e in entries]
+    shared = set.intersection(*own) if own else set()  # "EUR" of every entry names none of them
+    named = [e for e, values in zip(entries, own, strict=True) if any(v in text for v in values - shared)]
     return found or (_numbers_under(key, named[0]) if len(named) == 1 else [])
 
 

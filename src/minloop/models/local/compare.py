@@ -29,7 +29,8 @@ __all__ = ["ORDER", "compared", "order_note"]
 
 ORDER: dict[Language, str] = {
     "en": "Your answer compares {first} and {second} the wrong way round: the results give {first_value} "
-    "for {first} and {second_value} for {second}, so {higher} is higher and {lower} is lower. Answer again from these values.",
+    "for {first} and {second_value} for {second}, so {higher} is higher and {lower} is lower. "
+    "Answer again from these values.",
     "zh": "你的回答把 {first} 和 {second} 比反了：工具结果中 {first} 是 {first_value}，{second} 是 "
     "{second_value}，所以 {higher} 更高，{lower} 更低。请根据这些数值重新回答。",
 }

@@ -238,9 +238,8 @@ class EvidenceCheck:
         if declines(answer) and _rejected(messages) < self.retries and given(messages, menu, english):
             return GIVEN[self.note_language or language]  # "I can't tell the temperature" beside it
         if (order := compared(answer, messages)) is False and _rejected(messages) < self.retries:
-            return order_note(
-                answer, messages, self.note_language or language
-            )  # "东京比悉尼更暖和": 21 and 27
+            # "东京比悉尼更暖和" beside 21 and 27
+            return order_note(answer, messages, self.note_language or language)
         facts = unsupported(answer, evidence_of(messages)) + (["order"] if order is False else [])
         drawn = True if order else draws_on_tools(answer, messages)  # a right comparison uses the results
         unused = not facts and drawn is False and not declines(answer) and not restates_user(answer, messages)
@@ -249,9 +248,7 @@ class EvidenceCheck:
         if not facts and not unused:
             return None if order else self._left_out(answer, messages)  # a comparison uses both
         if _rejected(messages) >= self.retries or not (drawn or self.resend_unused):
-            unasked = not _misordered(
-                answer, messages
-            )  # compared the wrong way round: the results did answer
+            unasked = not _misordered(answer, messages)  # a wrong comparison: the results did answer
             return Replacement(
                 plain_statement(messages, language, menu, english, unasked)
             )  # no invented fact

@@ -61,9 +61,8 @@ async def insisted(
     if check(content, request.messages) is None and not said and not live:
         return response
     chosen = select_tools(request.tools, [{"role": "user", "content": english or text}]).tools
-    named = named_tools(chosen, english or text) or (
-        list(request.tools) if live else []
-    )  # "files": list_files
+    # "files" names list_files; a question about now or the user's own things may go to any tool
+    named = named_tools(chosen, english or text) or (list(request.tools) if live else [])
     if not named:
         return response
     again = await decide(replace(request, tools=named, tool_choice="required"), True, request.messages)

@@ -13,8 +13,8 @@ weather tool for a Chinese request about a restaurant. These rules steer it:
   took ("to Lyon, and ... to Marseille"; both in ``pairs.py``); a currency tool when the
   request names a currency that neither the calls nor the results have yet ("Microsoft's share
   price in euros"); the calculator for an amount times a price or a rate ("two tickets" too),
-  its expression written by ``arithmetic.product`` when each number is plain to read. Grounding still checks the call's values, and each rule applies once
-  per request;
+  its expression written by ``arithmetic.product`` when each number is plain to read.
+  Grounding still checks the call's values, and each rule applies once per request;
 * ``shaped.another`` (in ``shaped.py``): the same tool again for each other code the request
   writes in the shape of one a call took ("orders A1234 and C5502", two ISBNs);
 * ``_elsewhere``: when the only call was to a tool the request does not name, with a value that
