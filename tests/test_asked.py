@@ -192,3 +192,13 @@ def test_a_chinese_answer_quoting_the_results_is_not_read_as_beyond_them() -> No
         check("2026年12月4日的日程上有 Dentist appointment。", messages) is None
     )  # "schedule": the translation's word
     assert isinstance(check("2026年12月4日的日程上是休息日。", messages), Replacement)
+
+
+def test_an_email_quoted_in_a_chinese_answer_does_not_stand_for_what_was_asked() -> None:
+    messages = conversation("Ada Lovelace 的家庭住址是什么？", "find_contact", CONTACT)
+    check = EvidenceCheck(menu=lambda _: MENU, english=lambda text: "What is Ada Lovelace's home address?")
+    answer = "Ada Lovelace的电子邮件地址是ada@example.com，电话号码是+44 20 7946 0018。"
+    assert check(answer, messages) == Replacement(
+        "我无法根据工具返回的结果可靠地回答这个问题：find_contact 只给出了 name Ada Lovelace, "
+        "email ada@example.com, phone +44 20 7946 0018，没有你问的内容。"
+    )

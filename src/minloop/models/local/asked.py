@@ -232,12 +232,16 @@ def beyond(
     return asked or later(messages, english) or unoffered(messages, menu)
 
 
+_ADDRESSES = re.compile(r"\S+@\S+|\b(?:https?://|www\.)\S+", re.IGNORECASE)
+
+
 def _quotes(answer: str, messages: Sequence[Mapping[str, Any]]) -> bool:
     """Whether ``answer`` has a Latin word of three letters or more that a result served since the
-    user spoke has and the user's message has not ("Dentist appointment")."""
+    user spoke has and the user's message has not ("Dentist appointment"). An email or web address
+    is a value, not words: asked for a home address, the 1.5B model gave the email's "example"."""
     results = " ".join(json.dumps(o.result) for o in served(messages)).casefold()
     said = last_said(messages).casefold()
-    words = {w.casefold() for w in re.findall(r"[A-Za-z]{3,}", answer)}
+    words = {w.casefold() for w in re.findall(r"[A-Za-z]{3,}", _ADDRESSES.sub(" ", answer))}
     return any(re.search(rf"\b{w}\b", results) and w not in said for w in words)
 
 
