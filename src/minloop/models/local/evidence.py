@@ -334,21 +334,20 @@ def restates_user(answer: str, messages: Sequence[Mapping[str, Any]]) -> bool:
 def _misordered(answer: str, messages: Sequence[Mapping[str, Any]]) -> bool:
     """Whether ``answer``, or a reply sent back since the user last spoke, compared two results
     the wrong way round."""
-    replies = [answer]
+    return any(compared(reply, messages) is False for reply in [answer, *_sent_back(messages)])
+
+
+def _rejected(messages: Sequence[Mapping[str, Any]]) -> int:
+    """How many replies were not accepted since the user last spoke (``_sent_back``)."""
+    return len(_sent_back(messages))
+
+
+def _sent_back(messages: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The replies without calls since the user last spoke: every one of them was not accepted."""
+    replies = []
     for message in reversed(messages):
         if message.get("role") == "user":
             break
         if message.get("role") == "assistant" and not message.get("tool_calls"):
             replies.append(str(message.get("content")))
-    return any(compared(reply, messages) is False for reply in replies)
-
-
-def _rejected(messages: Sequence[Mapping[str, Any]]) -> int:
-    """Replies without calls since the user last spoke: every one of them was not accepted."""
-    count = 0
-    for message in reversed(messages):
-        if message.get("role") == "user":
-            break
-        if message.get("role") == "assistant" and not message.get("tool_calls"):
-            count += 1
-    return count
+    return replies
