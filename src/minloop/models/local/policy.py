@@ -174,8 +174,8 @@ def _again(text: str, english: str | None, call: dict[str, Any], language: Langu
                     return FollowUp(tool, "", {**arguments, key: other})
                 clash = True  # "to Lyon and Paris to ...": the call took both, they are not two things
     if clash or not found:
-        other = parallel([text, english or ""], call, [call])
-        return None if other is None else FollowUp(tool, "", other)
+        written = parallel([text, english or ""], call, [call])
+        return None if written is None else FollowUp(tool, "", written)
     one, two = found[0]
     values = [str(v) for v in arguments.values()]
     named_two = any(Evidence(two).has(v) for v in values) and not any(Evidence(one).has(v) for v in values)
