@@ -237,6 +237,7 @@ def test_a_chinese_answer_may_begin_with_a_name_the_user_wrote_in_latin_letters(
     pattern = LocalModel().body(request)["json_schema"]["anyOf"][-1]["properties"]["answer"]["pattern"]
     assert pattern == "^(?:(?:Ada Lovelace|Lovelace|Ada) ?){0,3}" + CHINESE[1:]
     assert latin_names("我的订单 A1234 和 B7781 到哪了？") == ["A1234", "B7781"]
+    assert latin_names("2026年12月5日巴黎到里昂07:04那班 TGV 火车") == ["TGV"]  # numbers are no names
 
 
 def test_a_chinese_request_is_shown_with_its_english_translation_before_the_first_decision() -> None:

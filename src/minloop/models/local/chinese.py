@@ -59,10 +59,12 @@ def answer_in(
 
 def latin_names(text: str) -> list[str]:
     """The runs of Latin letters and digits in a Chinese text ("Ada Lovelace", "A1234"), and their
-    words, longest first."""
+    words, longest first; not a number alone: allowed the "12" of "2026年12月5日", the 1.5B model
+    began its answer "122026年12月5日..."."""
     runs = [r.strip() for r in _LATIN_RUN.findall(text)]
     words = [w for r in runs for w in r.split()]
-    return sorted({n for n in [*runs, *words] if n}, key=lambda n: (-len(n), n))[:12]
+    named = {n for n in [*runs, *words] if re.search(r"[A-Za-z]", n)}
+    return sorted(named, key=lambda n: (-len(n), n))[:12]
 
 
 def in_english(english: str) -> str:
