@@ -202,3 +202,11 @@ def test_an_email_quoted_in_a_chinese_answer_does_not_stand_for_what_was_asked()
         "我无法根据工具返回的结果可靠地回答这个问题：find_contact 只给出了 name Ada Lovelace, "
         "email ada@example.com, phone +44 20 7946 0018，没有你问的内容。"
     )
+
+
+def test_the_words_for_an_amount_of_money_stand_for_each_other() -> None:
+    trains = {"departures": [{"departs": "07:04", "fare": 89.0, "currency": "EUR"}]}
+    messages = conversation("What is the price of two seats on the 07:04 train?", "get_train_times", trains)
+    assert not_given(messages) is None  # a fare is a price
+    asked = conversation("What is the seat number on the 07:04 train?", "get_train_times", trains)
+    assert not_given(asked) == "seat number"

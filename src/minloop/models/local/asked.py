@@ -9,7 +9,8 @@ the 0.5B model answered such requests from the nearest field: "The humidity in P
 degrees Celsius" from a weather result that holds the temperature and the sky; the evidence
 check let it through, because 18 is in the result.
 
-Words are compared by their stems (``select.terms``), so "prices" finds "price". A Chinese
+Words are compared by their stems (``select.terms``), so "prices" finds "price", and the words
+for an amount of money stand for each other ("price", "cost", "fare", "fee"...). A Chinese
 request is read in its English translation, when the model made one (``translate``): its words
 cannot be looked for in English results.
 
@@ -65,6 +66,9 @@ _MEASURES = {
     "deep": "depth deep",
     "wide": "width wide",
 }
+# Words that name the same thing in results: "the price of two seats" is given by a "fare".
+_MONEY = frozenset(terms("price cost fare fee charge amount total"))
+_ALIKE = {word: set(_MONEY) for word in _MONEY}
 _HOW_MEASURE = re.compile(
     r"\bhow\s+(?P<what>heavy|tall|old|far|deep|wide)\b"
     r"|\bhow\s+much\s+(?:does|do|did|will|would)\s+.{1,40}?\s+(?P<verb>weigh)\b",
@@ -131,7 +135,7 @@ def _read(
     given = set(terms(text.replace("_", " ")))
     if measure is not None or what.lower() in _NAMED_BY:  # any word of the measure's names will do
         return what, bool(given & set(terms(_MEASURES.get(what, "") or _NAMED_BY[what.lower()])))
-    return what, set(wanted) <= given
+    return what, all(word in given or given & _ALIKE.get(word, set()) for word in wanted)
 
 
 _LATER = re.compile(
