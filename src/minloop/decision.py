@@ -223,7 +223,7 @@ def not_an_answer(text: str, tools: Collection[str], messages: Sequence[Message]
     ]
     if ids and any(m.get("role") == "tool" and i in str(m.get("content")) for i in ids for m in messages):
         return COPIED_RESULT
-    return ECHOED if _echoes(" ".join(text.split()), messages) else None
+    return ECHOED if _echoes(_one_line({"content": text}), messages) else None
 
 
 def _echoes(said: str, messages: Sequence[Message]) -> bool:
@@ -234,13 +234,18 @@ def _echoes(said: str, messages: Sequence[Message]) -> bool:
     called: set[str] = set()
     for message in reversed(messages):
         if message.get("role") == "user":
-            request = " ".join((reply_text(message) or "").split())
+            request = _one_line(message)
             asked = bool(called) or request.endswith(("?", "？"))
             return said in called or (asked and said.casefold() == request.casefold())
         for call in tool_calls_of(message):
             fn = call.get("function") if isinstance(call, dict) else None
             called.add(str(fn.get("name")) if isinstance(fn, dict) else "")
     return False
+
+
+def _one_line(message: Message) -> str:
+    """A message's text with its whitespace runs as single spaces."""
+    return " ".join((reply_text(message) or "").split())
 
 
 def reply_text(message: Message) -> str | None:
@@ -343,7 +348,7 @@ def quoting(text: str, messages: Sequence[Message]) -> str:
     if REQUEST not in text:
         return text
     said = next((m for m in reversed(messages) if m.get("role") == "user"), None)
-    plain = " ".join((reply_text(said) or "").split()) if said is not None else ""
+    plain = _one_line(said) if said is not None else ""
     cut = plain if len(plain) <= REQUEST_CHARS else plain[: REQUEST_CHARS - 1] + "…"
     return text.replace(REQUEST, cut or "(see above)")
 

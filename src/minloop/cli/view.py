@@ -29,9 +29,8 @@ def show_step(step: Step, registry: Mapping[str, Tool] | None = None) -> None:
     if step.control and step.control.endswith(DECAY_TEXT):
         head.append("  [decay: tools off]", "yellow")
     out.print(head)
-    if (
-        step.control and step.control != DECAY_TEXT and not is_standard_control(step.control)
-    ):  # why the last reply was not accepted
+    # why the last reply was not accepted
+    if step.control and step.control != DECAY_TEXT and not is_standard_control(step.control):
         out.print(Text(f"  note: {step.control.removesuffix(DECAY_TEXT).strip()}", "yellow"))
     if step.decision == "unfinished":
         out.print(Text(f"  not accepted: {str(step.message.get('content'))[:300]}", "yellow"))

@@ -21,7 +21,10 @@ from typing import Any
 from ...language import code_names
 from .results import Outcome
 
-__all__ = ["amounts", "calculator", "product", "written"]
+__all__ = ["AMOUNT", "amounts", "calculator", "product", "written"]
+
+# An amount: a number not inside a date, a time, an id or a code ("A1234", "2026-12-05", "BA117").
+AMOUNT = re.compile(r"(?<![A-Za-z0-9_.:/-])\d+(?:\.\d+)?(?![A-Za-z0-9_:/-]|\.\d|\s*[年月日号点时分])")
 
 _COUNTS_EN = ("two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
 _COUNT_EN = re.compile(rf"\b(?P<word>{'|'.join(_COUNTS_EN)})\s+(?=[a-z])", re.IGNORECASE)
@@ -36,10 +39,10 @@ _PRICE = re.compile(r"price|cost|fare", re.IGNORECASE)
 _RATE = re.compile(r"rate", re.IGNORECASE)
 
 
-def amounts(text: str, pattern: re.Pattern[str]) -> list[float]:
-    """The amounts ``text`` states: the numbers ``pattern`` finds, and counts written as words
-    ("two tickets", "three nights", "两张票", "三晚")."""
-    found = [float(n) for n in pattern.findall(text)]
+def amounts(text: str) -> list[float]:
+    """The amounts ``text`` states: its numbers (``AMOUNT``), and counts written as words ("two
+    tickets", "three nights", "两张票", "三晚")."""
+    found = [float(n) for n in AMOUNT.findall(text)]
     return found + [
         float(_COUNTS[m["word"].lower()]) for m in (*_COUNT_EN.finditer(text), *_COUNT_ZH.finditer(text))
     ]

@@ -61,14 +61,18 @@ def compared(answer: str, messages: Sequence[Mapping[str, Any]]) -> bool | None:
     text = clause.group()
     word = _word(text)
     values = word and _differing(done[0].result, done[1].result, word.group())
-    # the names the request gave the two ("苹果和亚马逊"): the first call's, then the second's
-    named = (pairs(since_user(messages)[0]) or [("", "")])[0]
-    places = [_place(text, o, alias) for o, alias in zip(done, named, strict=True)]
+    places = [_place(text, o, alias) for o, alias in zip(done, _named(messages), strict=True)]
     if not word or not values or places[0] is None or places[1] is None or places[0] == places[1]:
         return None
     first_is_more = values[0] > values[1]
     subject_first = places[0] < places[1]  # the thing named first is said to be more (or less)
     return (subject_first == first_is_more) == (word.lastgroup == "more")
+
+
+def _named(messages: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
+    """The names the request gave the two things ("苹果和亚马逊"): the first call's, then the
+    second's; empty when it joins none."""
+    return (pairs(since_user(messages)[0]) or [("", "")])[0]
 
 
 def _word(text: str) -> re.Match[str] | None:
@@ -130,8 +134,7 @@ def order_note(answer: str, messages: Sequence[Mapping[str, Any]], language: Lan
     clause = _CLAUSE.search(answer)
     word = _word(clause.group()) if clause else None
     values = _differing(first.result, second.result, word.group() if word else "") or (0.0, 0.0)
-    request = since_user(messages)[0]
-    named = (pairs(request) or [("", "")])[0]
+    request, named = since_user(messages)[0], _named(messages)
     called = [
         next((str(v) for v in o.arguments.values() if isinstance(v, str)), o.tool) for o in (first, second)
     ]

@@ -38,7 +38,7 @@ from typing import Any, TypeVar
 
 from ...language import Language, code_names
 from ..base import ModelResponse
-from .arithmetic import amounts, calculator, product
+from .arithmetic import AMOUNT, amounts, calculator, product
 from .currencies import currencies_in, currency_tool
 from .grounding import Evidence
 from .pairs import pairs, parallel
@@ -63,8 +63,6 @@ __all__ = [
     "split",
 ]
 
-# An amount: a number not inside a date, a time, an id or a code ("A1234", "2026-12-05", "BA117").
-_AMOUNT = re.compile(r"(?<![A-Za-z0-9_.:/-])\d+(?:\.\d+)?(?![A-Za-z0-9_:/-]|\.\d|\s*[年月日号点时分])")
 _CURRENCY_WORDS = re.compile(r"[A-Za-z]+(?:\s+[A-Za-z]+)?|[\u4e00-\u9fff]{1,4}")
 NOTES: dict[Language, dict[str, str]] = {
     "en": {
@@ -252,10 +250,10 @@ def _computed(
     """The calculator, when a result needs arithmetic: the request states an amount that no call
     took ("10 shares", "250 US dollars"), or a rate was looked up for another result's amount."""
     tool = calculator(tools)
-    if tool is None or any(c["name"] == tool for c in calls) or not any(_AMOUNT.search(r) for r in results):
+    if tool is None or any(c["name"] == tool for c in calls) or not any(AMOUNT.search(r) for r in results):
         return None
-    taken = {float(n) for n in _AMOUNT.findall(json.dumps([c["arguments"] for c in calls]))}
-    untaken = [n for n in amounts(text, _AMOUNT) if n > 1 and n not in taken]
+    taken = {float(n) for n in AMOUNT.findall(json.dumps([c["arguments"] for c in calls]))}
+    untaken = [n for n in amounts(text) if n > 1 and n not in taken]
     chained = len({c["name"] for c in calls}) >= 2 and currency_tool(tools) in {c["name"] for c in calls}
     if not untaken and not chained:
         return None
