@@ -15,7 +15,7 @@ from minloop.models.local import LocalModel
 from minloop.models.local.chinese import CHINESE, WORDS, in_english, latin_names
 from minloop.models.local.copied import asked_again
 from minloop.models.local.decoding import renderable
-from minloop.models.local.evidence import EvidenceCheck
+from minloop.models.local.evidence import EvidenceCheck, asks_more
 from minloop.models.local.grounding import Evidence
 from minloop.models.local.notes import plain_statement
 from minloop.models.local.policy import follow_up
@@ -285,7 +285,8 @@ def test_an_answer_that_leaves_out_one_of_two_lookups_is_sent_back_once() -> Non
     note = check("东京现在21°C，天气晴朗。", messages)
     assert (
         note
-        == "你的回答漏掉了 get_weather 对 Sydney 返回的结果。请根据上面每一次调用的结果重新回答，用户问到的每一项都要回答。"
+        == "你的回答漏掉了 get_weather 对 Sydney 返回的结果：city Sydney, temperature 27, condition sunny。"
+        "请根据上面每一次调用的结果重新回答，用户问到的每一项都要回答。"
     )
     assert check("东京21°C，晴；悉尼27°C，晴。", messages) is None
     again = [
@@ -294,6 +295,10 @@ def test_an_answer_that_leaves_out_one_of_two_lookups_is_sent_back_once() -> Non
         {"role": "system", "content": note},
     ]
     assert check("东京现在21°C，天气晴朗。", again) is None  # sent back once; the second answer stands
+    # the answer asked for has more in it: it is not cut to the short length of a decline
+    assert asks_more({"role": "system", "content": note})
+    unsupported = check("东京现在25°C。", messages)
+    assert isinstance(unsupported, str) and not asks_more({"role": "system", "content": unsupported})
 
 
 @tool(timeout=2.0)

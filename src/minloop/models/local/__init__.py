@@ -26,7 +26,7 @@ from ...messages import Message
 from ..base import ModelRequest, ModelResponse, TextDelta
 from . import chinese, copied, decoding, insist, policy
 from .decoding import ANSWER, answer_schema, decision_schema, renderable, response_of, with_instruction
-from .evidence import HONESTY, AnswerWatch, EvidenceCheck, is_note
+from .evidence import HONESTY, AnswerWatch, EvidenceCheck, asks_more, is_note
 from .gguf import check_gguf
 from .grammar import COMPACT_AFTER, Unguided
 from .loaded import Loaded
@@ -194,11 +194,12 @@ class LocalModel(Loaded):
         if self._gated(request):
             relevant = await asyncio.to_thread(relevance_of, server, lock, self.body(request))
             request = replace(request, tool_choice="auto" if relevant >= (self.gate or 0.0) else "none")
-        # The evidence check sent the answer back: answer again from what is there, tools off, briefly.
+        # The evidence check sent the answer back: answer again from what is there, tools off, briefly
+        # (at the usual length when the note asks for more: a result left out, a comparison set right).
         retry_answer = self.faithful and bool(request.messages) and is_note(request.messages[-1])
         request = replace(request, tool_choice="none") if retry_answer else request
         body = copied.banning(self.body(request), request.messages, lambda text: tokenize(server, text))
-        if retry_answer:
+        if retry_answer and not asks_more(request.messages[-1]):
             body["max_tokens"] = min(self.sampling["max_tokens"], ABSTAIN_TOKENS)
         prefix = f"call_{sum(m.get('role') == 'assistant' for m in request.messages) + 1}"
         grounds = self.grounded and (request.tool_choice == "auto" or followed) and bool(request.tools)

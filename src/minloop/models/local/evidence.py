@@ -54,7 +54,19 @@ from .asked import also_said, beyond, given, last_said
 from .compare import ORDER, compared, order_note
 from .drawn import LIST_MARKER, among, draws_on_tools, tool_values
 from .grounding import Evidence
-from .notes import COMPUTED, GIVEN, HONESTY, LEFT_OUT, NOTES, READING, SEPARATOR, UNUSED, plain_statement
+from .notes import (
+    BETWEEN,
+    COMPUTED,
+    GIVEN,
+    HONESTY,
+    LEFT_OUT,
+    NOTES,
+    READING,
+    SEPARATOR,
+    UNUSED,
+    plain_statement,
+    plainly,
+)
 from .results import left_out, uncomputed, unserved
 from .stream import sentences
 from .times import TIME, hour_in, placed, readings, said, shown, stated, time_of
@@ -63,6 +75,7 @@ __all__ = [
     "HONESTY",
     "AnswerWatch",
     "EvidenceCheck",
+    "asks_more",
     "declines",
     "draws_on_tools",
     "evidence_of",
@@ -274,7 +287,8 @@ class EvidenceCheck:
         if not missing:
             return None
         what = SEPARATOR[note].join(", ".join(map(str, o.arguments.values())) for o in missing)
-        return LEFT_OUT[note].format(tool=missing[0].tool, what=what)
+        values = BETWEEN[note].join(plainly(o.result) for o in missing)
+        return LEFT_OUT[note].format(tool=missing[0].tool, what=what, values=values)
 
 
 class AnswerWatch:
@@ -304,6 +318,15 @@ def is_note(message: Mapping[str, Any]) -> bool:
     starts = [note.split("{facts}")[0] for note in NOTES.values()] + [*UNUSED.values(), *GIVEN.values()]
     starts += [note.split("{tool}")[0] for note in (*LEFT_OUT.values(), *COMPUTED.values())]
     starts += [note.split("{first}")[0] for note in ORDER.values()]
+    return message.get("role") != "user" and isinstance(content, str) and content.startswith(tuple(starts))
+
+
+def asks_more(message: Mapping[str, Any]) -> bool:
+    """Whether ``message`` is a note asking for an answer with more in it (what a result gave, what
+    was computed, a comparison set right), not a short one: it gets the usual length."""
+    content = message.get("content")
+    starts = [note.split("{tool}")[0] for note in (*LEFT_OUT.values(), *COMPUTED.values())]
+    starts += [note.split("{first}")[0] for note in ORDER.values()] + list(GIVEN.values())
     return message.get("role") != "user" and isinstance(content, str) and content.startswith(tuple(starts))
 
 

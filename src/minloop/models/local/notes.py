@@ -14,6 +14,7 @@ from .policy import named_tools
 from .results import reason
 
 __all__ = [
+    "BETWEEN",
     "COMPUTED",
     "DECLINES",
     "GIVEN",
@@ -26,6 +27,7 @@ __all__ = [
     "SEPARATOR",
     "UNUSED",
     "plain_statement",
+    "plainly",
 ]
 
 NOTES: dict[Language, str] = {
@@ -59,10 +61,10 @@ UNUSED: dict[Language, str] = {
 }
 LEFT_OUT: dict[Language, str] = {
     "en": (
-        "Your answer leaves out what {tool} returned for {what}. Answer again with the result of every call "
-        "above, for each thing the user asked about."
+        "Your answer leaves out what {tool} returned for {what}: {values}. Answer again with the result of every "
+        "call above, for each thing the user asked about."
     ),
-    "zh": "你的回答漏掉了 {tool} 对 {what} 返回的结果。请根据上面每一次调用的结果重新回答，用户问到的每一项都要回答。",
+    "zh": "你的回答漏掉了 {tool} 对 {what} 返回的结果：{values}。请根据上面每一次调用的结果重新回答，用户问到的每一项都要回答。",
 }
 GIVEN: dict[Language, str] = {
     "en": "The tool results above give what the user asked for. Answer from them.",
@@ -111,7 +113,7 @@ SAID: dict[Language, dict[str, str]] = {
         "asked": " {values} 的",
     },
 }
-_BETWEEN: dict[Language, str] = {"en": "; ", "zh": "；"}
+BETWEEN: dict[Language, str] = {"en": "; ", "zh": "；"}
 QUOTED_CHARS = 200
 
 
@@ -133,7 +135,7 @@ def plain_statement(
     id."""
     results = list(dict.fromkeys(_results(messages, language, unasked)))[-3:]
     if results:
-        return RETURNED[language].format(results=_BETWEEN[language].join(results))
+        return RETURNED[language].format(results=BETWEEN[language].join(results))
     if not menu:
         return DECLINES[language]
     said = english or last_said(messages)
@@ -177,6 +179,11 @@ def _said(tool: str, content: Any, arguments: Any, language: Language, unasked: 
         asked = words["asked"].format(values=values) if values else ""
         return words["nothing"].format(tool=tool, asked=asked)
     return words["unasked" if unasked else "gave"].format(tool=tool, values=_cut(_plain(data)))
+
+
+def plainly(data: Any) -> str:
+    """A tool's result in words, cut to ``QUOTED_CHARS``: "temperature 18, condition sunny"."""
+    return _cut(_plain(data))
 
 
 def _empty(data: Any) -> bool:
