@@ -1,19 +1,22 @@
 """A call its tool rejected for its value ("unknown ticker symbol: NVIDIA") is made once more, with
 a note saying what was not accepted (``rejected.retried`` through ``policy.follow_up``); an error
-that quotes no value of the call is told as it is."""
+that quotes no value of the call is told as it is. A value written in Chinese that the tool
+rejected or found nothing for is given in English first (``policy.in_english``)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
 import pytest
 
 from minloop import Loop, tool
-from minloop.models.local.policy import follow_up
+from minloop.models.base import ModelRequest
+from minloop.models.local.policy import FollowUp, follow_up, in_english
 from minloop.models.local.rejected import since_retried
 
-from .conftest import conversation
+from .conftest import content, conversation
 
 
 @tool
@@ -109,3 +112,52 @@ def test_the_embedded_model_gives_the_symbol_the_tool_expects(local: Any) -> Non
         ("calculator", {"expression": "10 * 131.88"}),
     ]
     assert result.status == "success" and "1318.8" in (result.output or "")
+
+
+@tool
+def find_contact(name: str) -> dict:
+    """Find a person in the address book by name; returns their email and phone number."""
+    people = {"alan turing": {"name": "Alan Turing", "phone": "+44 161 496 0735"}}
+    person = people.get(name.strip().lower())
+    return {"found": True, **person} if person else {"found": False, "name": name}
+
+
+def test_a_chinese_value_the_tool_rejected_is_given_in_english() -> None:
+    coin = ("coin_price", {"coin": "比特币", "currency": "usd"}, failed("LookupError: unknown coin: 比特币"))
+    follow = follow_up(conversation("1.5个比特币是多少人民币？", coin), SPECS, "zh")
+    assert follow is not None and follow.translate == ({"coin": "比特币", "currency": "usd"}, "coin")
+    assert follow.untranslated == "比特币" and follow.note.startswith("coin_price 不接受“比特币”")
+    assert in_english(follow, "Bitcoin.") == FollowUp(
+        "coin_price", "", {"coin": "Bitcoin", "currency": "usd"}
+    )
+    # no usable translation: the model is asked to call again, as for any rejected value
+    assert in_english(follow, "") == FollowUp("coin_price", follow.note)
+    assert in_english(follow, "这是比特币") == FollowUp("coin_price", follow.note)
+
+
+def test_a_chinese_value_that_found_nothing_is_given_in_english_once() -> None:
+    nothing = ("find_contact", {"name": "艾伦·图灵"}, content(found=False, name="艾伦·图灵"))
+    follow = follow_up(conversation("艾伦·图灵的电话号码是多少？", nothing), SPECS, "zh")
+    assert follow is not None and (follow.tool, follow.note, follow.untranslated) == (
+        "find_contact",
+        "",
+        "艾伦·图灵",
+    )
+    assert in_english(follow, "Alan Turing") == FollowUp("find_contact", "", {"name": "Alan Turing"})
+    assert in_english(follow, "") is None  # found nothing, and no translation: the model answers
+    again = ("find_contact", {"name": "Alan Turing"}, content(found=False, name="Alan Turing"))
+    assert follow_up(conversation("艾伦·图灵的电话号码是多少？", nothing, again), SPECS, "zh") is None
+    english = ("find_contact", {"name": "Alan Turning"}, content(found=False, name="Alan Turning"))
+    assert follow_up(conversation("What is Alan Turning's phone number?", english), SPECS, "en") is None
+
+
+@pytest.mark.local_model
+def test_the_embedded_model_gives_a_chinese_name_the_tool_did_not_find_in_english(local: Any) -> None:
+    """The next call is the same tool with the model's own translation of the name."""
+    nothing = ("find_contact", {"name": "艾伦·图灵"}, content(found=False, name="艾伦·图灵"))
+    messages = conversation("艾伦·图灵的电话号码是多少？", nothing)
+    response = asyncio.run(local.call(ModelRequest(messages, [find_contact.spec()], "auto")))
+    calls = response.message.get("tool_calls") or []
+    assert [(c["function"]["name"], json.loads(c["function"]["arguments"])) for c in calls] == [
+        ("find_contact", {"name": "Alan Turing"})
+    ]

@@ -160,6 +160,8 @@ class LocalModel(Loaded):
         self._menus[policy.opening(request.messages)] = list(request.tools)
         language, text = user_language(request.messages), policy.since_user(request.messages)[0]
         follow = policy.follow_up(request.messages, request.tools, language, self._english.get(text))
+        if self.guide and follow is not None and follow.translate:  # "比特币" unknown: "Bitcoin"
+            follow = policy.in_english(follow, await self._english_of(follow.untranslated))
         if self.guide and request.tool_choice == "auto" and follow is not None:
             if follow.arguments is not None:  # the call as it is: the other of two named things
                 return ModelResponse(message=policy.called(follow, request.messages))

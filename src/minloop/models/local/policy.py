@@ -21,7 +21,9 @@ weather tool for a Chinese request about a restaurant. These rules steer it:
   names the one tool it does name, and it found nothing, that tool ("Find me a Japanese
   restaurant" looked up as a contact: then ``search_restaurants``);
 * ``rejected.retried`` (in ``rejected.py``): a call its tool rejected for its value ("unknown
-  ticker symbol: NVIDIA") is made once more, with a note saying what was not accepted;
+  ticker symbol: NVIDIA") is made once more, with a note saying what was not accepted; a value
+  written in Chinese that the tool rejected or found nothing for is first given in English
+  (``in_english``, the model's translation of the value: "比特币" as "Bitcoin");
 * ``split``: a first call whose value holds both things the request joins with "and", "和"
   ("Ada Lovelace and Alan Turing's phone numbers") is made once for each of them;
 * ``insist.insisted`` (a module of its own): a first answer made up, a decline or the request
@@ -42,7 +44,7 @@ from .arithmetic import AMOUNT, amounts, calculator, product
 from .currencies import currencies_in, currency_tool
 from .grounding import Evidence
 from .pairs import pairs, parallel
-from .rejected import retried, since_retried
+from .rejected import in_chinese, retried, since_retried
 from .results import Outcome, outcomes, served
 from .select import named_by, terms
 from .shaped import another
@@ -55,6 +57,7 @@ __all__ = [
     "called",
     "currencies_in",
     "follow_up",
+    "in_english",
     "named_tools",
     "opening",
     "repeats",
@@ -94,6 +97,23 @@ class FollowUp:
     tool: str
     note: str
     arguments: dict[str, Any] | None = None
+    translate: tuple[dict[str, Any], str] | None = None  # a call, and its argument to give in English
+
+    @property
+    def untranslated(self) -> str:
+        """The value written in Chinese that the call should give in English ("" when none)."""
+        return str(self.translate[0][self.translate[1]]) if self.translate else ""
+
+
+def in_english(follow: FollowUp, english: str) -> FollowUp | None:
+    """``follow``'s call with its Chinese value given as ``english``, the model's translation of it,
+    when that is a short name in Latin letters; else the model asked to call again (when the tool
+    rejected the value), or nothing."""
+    name = english.strip().strip(".!?\"'“”")
+    if follow.translate is not None and name.isascii() and 0 < len(name.split()) <= 5:
+        arguments, key = follow.translate
+        return FollowUp(follow.tool, "", {**arguments, key: name})
+    return replace(follow, translate=None) if follow.note else None
 
 
 def since_user(messages: Sequence[Mapping[str, Any]]) -> tuple[str, list[dict[str, Any]], list[str]]:
@@ -123,7 +143,12 @@ def follow_up(
     if not messages or messages[-1].get("role") not in ("tool", "function", "system"):
         return None
     text, calls, results = since_user(messages)
-    if rejected := retried(calls, results, language):  # "unknown ticker symbol: NVIDIA"
+    rejected = retried(calls, results, language)
+    if chinese := in_chinese(calls, results):  # "比特币" for a coin the tool knows as "bitcoin"
+        return FollowUp(
+            calls[-1]["name"], rejected[1] if rejected else "", None, (calls[-1]["arguments"], chinese[0])
+        )
+    if rejected:  # "unknown ticker symbol: NVIDIA"
         return FollowUp(*rejected)
     if elsewhere := _elsewhere(english or text, messages, tools, language):  # a contact for a restaurant
         return elsewhere

@@ -9,6 +9,11 @@ value of its call says the value was wrong, not that the service failed: the sam
 called once more, with a note saying what the tool did not accept. Grounding checks the new
 value as any other, and a call made again as it was is not run (the model answers instead).
 An error that quotes no value of the call (a service that is down, a timeout) is told as it is.
+
+A value written in Chinese that the tool rejected, or found nothing for, is first tried in
+English (``in_chinese``): the 1.5B model called a coin price with "比特币", which the tool did not
+know as "bitcoin". Most services know things by their English names; the value's English is the
+model's own translation of it, so the call still rests on what the user wrote.
 """
 
 from __future__ import annotations
@@ -19,9 +24,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from ...language import Language
-from .results import reason
+from .results import kind_of, reason
 
-__all__ = ["REJECTED", "retried", "since_retried"]
+__all__ = ["REJECTED", "in_chinese", "retried", "since_retried"]
+
+_HAN = re.compile(r"[\u3400-\u9fff]")
 
 REJECTED: dict[Language, str] = {
     "en": '{tool} did not accept "{value}" ({reason}). Call {tool} again with the value it expects for what '
@@ -44,6 +51,24 @@ def retried(
         if isinstance(value, str) and len(value) >= 2 and _quotes(error, value):
             note = REJECTED[language].format(tool=call["name"], value=value, reason=reason(error))
             return call["name"], note
+    return None
+
+
+def in_chinese(calls: Sequence[dict[str, Any]], results: Sequence[str]) -> tuple[str, str] | None:
+    """The argument (its name and value) of the last call that is written in Chinese, when the
+    tool rejected that value or found nothing for it, and was called once since the user spoke."""
+    if not calls or len(calls) != len(results):
+        return None
+    call, error = calls[-1], _error(results[-1])
+    if sum(c["name"] == call["name"] for c in calls) > 1:
+        return None
+    try:
+        empty = error is None and kind_of(json.loads(results[-1])) == "empty"
+    except ValueError:
+        empty = False
+    for key, value in call["arguments"].items():
+        if isinstance(value, str) and _HAN.search(value) and (empty or (error and _quotes(error, value))):
+            return key, value
     return None
 
 

@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 from ...language import numbers_in
 
-__all__ = ["Outcome", "left_out", "outcomes", "reason", "served", "uncomputed", "unserved"]
+__all__ = ["Outcome", "kind_of", "left_out", "outcomes", "reason", "served", "uncomputed", "unserved"]
 
 _HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
 _TOKEN = re.compile(r"[a-z0-9][a-z0-9@._+-]*[a-z0-9]|[a-z0-9]")
@@ -63,7 +63,7 @@ def outcomes(messages: Sequence[Mapping[str, Any]]) -> list[Outcome]:
         if isinstance(result, dict):
             result = {k: v for k, v in result.items() if k != "trace_id"}
         name = str(message.get("name") or fn.get("name") or "tool")
-        found.append(Outcome(name, arguments if isinstance(arguments, dict) else {}, result, _kind(result)))
+        found.append(Outcome(name, arguments if isinstance(arguments, dict) else {}, result, kind_of(result)))
     return found[::-1]
 
 
@@ -72,7 +72,8 @@ def served(messages: Sequence[Mapping[str, Any]]) -> list[Outcome]:
     return [o for o in outcomes(messages) if o.kind == "served"]
 
 
-def _kind(result: Any) -> Literal["served", "failed", "empty"]:
+def kind_of(result: Any) -> Literal["served", "failed", "empty"]:
+    """What a result (read from JSON) was: served, failed (the loop's error envelope) or empty."""
     if isinstance(result, dict) and isinstance(result.get("code"), str) and "error" in result:
         return "failed"
     if isinstance(result, dict):
