@@ -52,6 +52,15 @@ DEPARTURES = content(
         ("现在一股苹果和一股亚马逊，哪个更便宜？", [("苹果", "亚马逊")]),  # "一股" is a count, not a name
         ("股价和市值分别是多少？", [("股价", "市值")]),
         (ROUTES, []),
+        # two numbers or codes after one plural noun, or before the same Chinese counter
+        ("When do the next buses of lines 42 and 7 leave Central Station?", [("42", "7")]),
+        ("中央车站42路和7路公交车的下一班分别是几点？", [("42", "7")]),
+        ("地铁3号线和10号线哪个更挤？", [("3", "10")]),
+        ("I have 3 apples and 2 pears.", []),
+        # the place itself, not the words that lead to it
+        ("2026年12月5日从巴黎到里昂和马赛的第一班火车分别几点出发？", [("里昂", "马赛")]),
+        ("从巴黎到里昂和从巴黎到马赛的第一班火车", [("里昂", "马赛")]),
+        ("在东京和在纽约现在几点？", [("东京", "纽约")]),
     ],
 )
 def test_two_things_joined_by_and_or_are_read_with_their_shared_noun(text: str, found: Any) -> None:

@@ -42,6 +42,15 @@ def test_a_value_holding_both_things_is_looked_up_for_each() -> None:
     ]
 
 
+def test_a_value_holding_two_numbered_lines_is_looked_up_for_each() -> None:
+    asked = [{"role": "user", "content": "中央车站42路和7路公交车的下一班分别是几点？"}]
+    both = first("next_buses", {"stop": "Central Station", "line": "42nd and 7th"})
+    assert calls(split(both, asked, None)) == [
+        ("call_1_1", "next_buses", {"stop": "Central Station", "line": "42"}),
+        ("call_1_2", "next_buses", {"stop": "Central Station", "line": "7"}),
+    ]
+
+
 def test_a_call_for_one_of_them_or_a_later_call_stays() -> None:
     asked = [{"role": "user", "content": "What's the weather in Tokyo and in Sydney?"}]
     one = first("get_weather", {"city": "Tokyo"})
