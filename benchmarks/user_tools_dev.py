@@ -4,7 +4,7 @@
     flock /tmp/minloop-cpu.lock .venv/bin/python benchmarks/user_tools_dev.py --set held-out --out user_tools.jsonl
     .venv/bin/python benchmarks/user_tools_dev.py --report user_tools.jsonl
 
-Runs every request of ``user_tools_set.py`` (84, half Chinese, over the ten tools of
+Runs every request of ``user_tools_set.py`` (90, half Chinese, over the ten tools of
 ``user_tools.py``: the development set the policy was shaped on), or with ``--set held-out``
 of ``other_tools_set.py`` (62, half Chinese, over the eleven tools of ``other_tools.py``: written
 before the policy's second round and never tuned on), through ``Loop``, once per candidate

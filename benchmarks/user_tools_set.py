@@ -1,4 +1,4 @@
-"""The request set of ``user_tools_dev.py``: 84 requests over the tools of ``user_tools.py``, half Chinese.
+"""The request set of ``user_tools_dev.py``: 90 requests over the tools of ``user_tools.py``, half Chinese.
 
 Each item is ``(group, language, request, facts)``. The groups:
 
@@ -8,7 +8,7 @@ Each item is ``(group, language, request, facts)``. The groups:
 * ``not_returned``: asks for what no tool returns (humidity, a forecast, a market value, a
   driver's name, a booking);
 * ``two_step``: needs two calls (two cities, two companies, two people, two train routes, which of
-  two shares costs less) or a call and arithmetic (a share price in euros, ten shares, dollars in
+  two shares costs less or rose more) or a call and arithmetic (a share price in euros, ten shares, dollars in
   yen, two train tickets).
 
 ``facts`` are what a right answer states: each a pattern (case-insensitive) or a number (found
@@ -67,6 +67,12 @@ _PAIRS: list[tuple[str, str, str, list[Fact]]] = [
         "When does the first train from Paris to Lyon leave on 2026-12-05?",
         "2026年12月5日从巴黎到里昂的第一班火车几点出发？",
         [r"0?7[:：]04|7\s*点\s*0?4\s*分|七点零?四分"],
+    ),
+    (
+        "one_call",
+        "Did Tesla's share price go up or down today?",
+        "特斯拉的股价今天是涨了还是跌了？",
+        [r"down|fell|fall|drop|declin|lower|跌|下降|降了"],
     ),
     # the tool fails or finds nothing
     ("not_found", "Is flight BA117 on time on 2026-12-03?", "2026年12月3日的 BA117 航班准点吗？", []),
@@ -147,6 +153,18 @@ _PAIRS: list[tuple[str, str, str, list[Fact]]] = [
         "How much do two second-class tickets on the 07:04 train from Paris to Lyon on 2026-12-05 cost?",
         "2026年12月5日巴黎到里昂07:04那班火车，两张二等座票一共多少钱？",
         [178.0],
+    ),
+    (
+        "two_step",
+        "On 2026-12-05, when do the first trains from Paris to Lyon and Marseille leave?",
+        "2026年12月5日从巴黎到里昂和马赛的第一班火车分别几点出发？",
+        [r"0?7[:：]04|7\s*点\s*0?4\s*分", r"0?6[:：]58|6\s*点\s*58\s*分"],
+    ),
+    (
+        "two_step",
+        "Which share rose more today, Tesla or Nvidia?",
+        "特斯拉和英伟达今天哪个涨得多？",
+        [r"nvidia|英伟达|NVDA", 3.5, 2.1],
     ),
 ]
 

@@ -110,6 +110,17 @@ def quotes(request: str) -> list[dict[str, Any]]:
             "Apple is bigger than Amazon.",
             None,
         ),  # not a price
+        # a rise or a fall compares the change, and "fell more" is the lower change
+        ("Which share rose more today, Apple or Amazon?", "Apple rose more than Amazon today.", True),
+        ("Which share rose more today, Apple or Amazon?", "Amazon rose more than Apple today.", False),
+        ("Which share rose more today, Apple or Amazon?", "Amazon fell more than Apple.", True),
+        ("苹果和亚马逊今天哪个涨得多？", "亚马逊比苹果涨得多。", False),
+        # "compared to" joins the two as "than" does, and a number's decimal point ends no clause
+        (
+            "Which share rose more today, Apple or Amazon?",
+            "Amazon rose more today with a price of $197.12 compared to Apple's $228.52.",
+            False,
+        ),
     ],
 )
 def test_a_comparative_reads_the_key_it_compares_and_the_names_the_request_gave(

@@ -48,8 +48,15 @@ _KEYS = [  # what a comparative compares, among the keys of a result that differ
         re.compile(r"price|cost|fare|rate|amount", re.IGNORECASE),
     ),
     (re.compile(r"warm|hot|cold|cool|暖|热|冷|凉", re.IGNORECASE), re.compile(r"temp", re.IGNORECASE)),
+    (
+        re.compile(r"\b(?:ros|ris|gain|grew|grow|fell|fall|drop|up\b|down\b)|涨|跌", re.IGNORECASE),
+        re.compile(r"change|percent|pct", re.IGNORECASE),
+    ),
 ]
-_CLAUSE = re.compile(r"[^.。!！?？;；,，]*(?:\bthan\b|比)[^.。!！?？;；,，]*", re.IGNORECASE)
+_FALLING = re.compile(r"\b(?:fell|falls?|fallen|falling|dropped|drops?|down|lost)\b|跌|降", re.IGNORECASE)
+_PIVOT = r"\bthan\b|\bcompared (?:to|with)\b"
+_PART = r"(?:[^.。!！?？;；,，]|(?<=\d)[.,](?=\d))*"  # a decimal point or a thousands comma is no end
+_CLAUSE = re.compile(rf"{_PART}(?:{_PIVOT}|比){_PART}", re.IGNORECASE)
 
 
 def compared(answer: str, messages: Sequence[Mapping[str, Any]]) -> bool | None:
@@ -60,13 +67,14 @@ def compared(answer: str, messages: Sequence[Mapping[str, Any]]) -> bool | None:
         return None
     text = clause.group()
     word = _word(text)
-    values = word and _differing(done[0].result, done[1].result, word.group())
+    values = word and _differing(done[0].result, done[1].result, word.group(), text)
     places = [_place(text, o, alias) for o, alias in zip(done, _named(messages), strict=True)]
     if not word or not values or places[0] is None or places[1] is None or places[0] == places[1]:
         return None
     first_is_more = values[0] > values[1]
     subject_first = places[0] < places[1]  # the thing named first is said to be more (or less)
-    return (subject_first == first_is_more) == (word.lastgroup == "more")
+    more = (word.lastgroup == "more") != bool(_FALLING.search(text))  # "fell more": lower
+    return (subject_first == first_is_more) == more
 
 
 def _named(messages: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
@@ -80,15 +88,16 @@ def _word(text: str) -> re.Match[str] | None:
     if "比" in text:  # "东京比悉尼更暖和": the comparative right after the other thing
         word = _ZH.search(text, text.index("比") + 1, text.index("比") + 12)
     else:  # "warmer in Paris than in Berlin", "Paris is warmer than Berlin": the last before "than"
-        than = re.search(r"\bthan\b", text, re.IGNORECASE)
+        than = re.search(_PIVOT, text, re.IGNORECASE)
         words = list(_EN.finditer(text, 0, than.start() if than else len(text)))
         word = words[-1] if words else None
     return word
 
 
-def _differing(first: Any, second: Any, word: str = "") -> tuple[float, float] | None:
+def _differing(first: Any, second: Any, word: str = "", clause: str = "") -> tuple[float, float] | None:
     """The one number under the same key that differs between two results, else ``None``; of
-    several, the one whose key is what ``word`` compares (a price for "cheaper", "贵")."""
+    several, the one whose key is what ``word`` compares (a price for "cheaper", "贵"), or else
+    what the words of its ``clause`` do ("rose more": the change)."""
     if not isinstance(first, Mapping) or not isinstance(second, Mapping):
         return None
     differing = {
@@ -100,9 +109,17 @@ def _differing(first: Any, second: Any, word: str = "") -> tuple[float, float] |
         and first[k] != second[k]
     }
     if len(differing) > 1:
-        keys = next((k for w, k in _KEYS if w.search(word)), None)
+        keys = next((k for w, k in _KEYS if w.search(word)), None) or _nearest(clause, word)
         differing = {k: v for k, v in differing.items() if keys and keys.search(k)}
     return next(iter(differing.values())) if len(differing) == 1 else None
+
+
+def _nearest(clause: str, word: str) -> re.Pattern[str] | None:
+    """The keys of the comparison whose word in ``clause`` is nearest its comparative ``word``
+    ("rose more today with a price of...": the change, not the price)."""
+    at = clause.find(word)
+    near = [(abs(m.start() - at), keys) for w, keys in _KEYS for m in w.finditer(clause)]
+    return min(near, key=lambda found: found[0])[1] if near and at >= 0 else None
 
 
 def _place(answer: str, outcome: Outcome, alias: str = "") -> int | None:
@@ -133,7 +150,8 @@ def order_note(answer: str, messages: Sequence[Mapping[str, Any]], language: Lan
     first, second = served(messages)
     clause = _CLAUSE.search(answer)
     word = _word(clause.group()) if clause else None
-    values = _differing(first.result, second.result, word.group() if word else "") or (0.0, 0.0)
+    text = clause.group() if clause else ""
+    values = _differing(first.result, second.result, word.group() if word else "", text) or (0.0, 0.0)
     request, named = since_user(messages)[0], _named(messages)
     called = [
         next((str(v) for v in o.arguments.values() if isinstance(v, str)), o.tool) for o in (first, second)

@@ -13,6 +13,7 @@ from typing import Any
 from ...language import numbers_in
 from .policy import since_user
 from .select import terms
+from .signs import follows
 
 __all__ = ["LIST_MARKER", "among", "draws_on_tools", "rounded_among", "tool_values"]
 
@@ -27,17 +28,19 @@ _POLARITY = re.compile(r"^\W*(?:(?P<yes>yes|yeah|yep)|no|nope)\b", re.IGNORECASE
 
 def draws_on_tools(answer: str, messages: Sequence[Mapping[str, Any]]) -> bool | None:
     """Whether ``answer`` states something only the tool results since the user last spoke gave:
-    a number, a word or a weekday that no user message has. ``None`` when no tool ran."""
+        a number, a word or a weekday that no user message has (a number without its sign too), or a
+    rise or a fall that a change in the results bears out. ``None`` when no tool ran."""
     tools = tool_values(messages)
     if tools is None:
         return None
     user = "\n".join(str(m.get("content")) for m in messages if m.get("role") == "user")
-    said, given = numbers_in(user), numbers_in(tools)
-    for value in numbers_in(LIST_MARKER.sub(" ", answer)):
+    said, given = numbers_in(user), [abs(n) for n in numbers_in(tools)]  # "down 2.1%" for -2.1
+    for value in map(abs, numbers_in(LIST_MARKER.sub(" ", answer))):
         if value not in (0.0, 1.0) and rounded_among(value, given) and not among(value, said):
             return True
     words = set(_terms(answer)) | {_WEEKDAYS[_CN_DAYS.index(d)] for d in _CN_WEEKDAY.findall(answer)}
-    return bool(words & (set(_terms(tools)) - set(_terms(user)))) or _agrees(answer, messages, tools)
+    drawn = bool(words & (set(_terms(tools)) - set(_terms(user)))) or _agrees(answer, messages, tools)
+    return drawn or follows(answer, messages)  # "跌了" beside a change of -2.1
 
 
 def _agrees(answer: str, messages: Sequence[Mapping[str, Any]], tools: str) -> bool:

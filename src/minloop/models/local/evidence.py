@@ -68,6 +68,7 @@ from .notes import (
     plainly,
 )
 from .results import left_out, uncomputed, unserved
+from .signs import TURNED, turned, way
 from .stream import sentences
 from .times import TIME, hour_in, placed, readings, said, shown, stated, time_of
 
@@ -253,7 +254,13 @@ class EvidenceCheck:
         if (order := compared(answer, messages)) is False and _rejected(messages) < self.retries:
             # "东京比悉尼更暖和" beside 21 and 27
             return order_note(answer, messages, self.note_language or language)
+        wrong = turned(answer, tool_values(messages) or "", last_said(messages))  # "rose 2.1%" for -2.1
+        if wrong and _rejected(messages) < self.retries:
+            fact, value = wrong[0]
+            note = self.note_language or language
+            return TURNED[note].format(fact=fact, value=f"{value:g}", way=way(value, note))
         facts = unsupported(answer, evidence_of(messages)) + (["order"] if order is False else [])
+        facts += [fact for fact, _ in wrong]
         drawn = True if order else draws_on_tools(answer, messages)  # a right comparison uses the results
         unused = not facts and drawn is False and not declines(answer) and not restates_user(answer, messages)
         if unused and language == "zh" and self.english is not None:  # "已送达" for "delivered"
@@ -261,7 +268,9 @@ class EvidenceCheck:
         if not facts and not unused:
             return None if order else self._left_out(answer, messages)  # a comparison uses both
         if _rejected(messages) >= self.retries or not (drawn or self.resend_unused):
-            unasked = not _misordered(answer, messages)  # a wrong comparison: the results did answer
+            unasked = not (
+                _misordered(answer, messages) or wrong
+            )  # a wrong comparison: the results did answer
             return Replacement(
                 plain_statement(messages, language, menu, english, unasked)
             )  # no invented fact
@@ -318,6 +327,7 @@ def is_note(message: Mapping[str, Any]) -> bool:
     starts = [note.split("{facts}")[0] for note in NOTES.values()] + [*UNUSED.values(), *GIVEN.values()]
     starts += [note.split("{tool}")[0] for note in (*LEFT_OUT.values(), *COMPUTED.values())]
     starts += [note.split("{first}")[0] for note in ORDER.values()]
+    starts += [note.split("{fact}")[0] for note in TURNED.values()]
     return message.get("role") != "user" and isinstance(content, str) and content.startswith(tuple(starts))
 
 
@@ -327,6 +337,7 @@ def asks_more(message: Mapping[str, Any]) -> bool:
     content = message.get("content")
     starts = [note.split("{tool}")[0] for note in (*LEFT_OUT.values(), *COMPUTED.values())]
     starts += [note.split("{first}")[0] for note in ORDER.values()] + list(GIVEN.values())
+    starts += [note.split("{fact}")[0] for note in TURNED.values()]
     return message.get("role") != "user" and isinstance(content, str) and content.startswith(tuple(starts))
 
 
