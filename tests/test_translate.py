@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from minloop.models.local.translate import _faithful, iso_dates
+from minloop.models.local.translate import _faithful, grammar, iso_dates
 
 
 def test_chinese_dates_are_written_as_iso_dates() -> None:
@@ -25,11 +25,21 @@ def test_a_translation_stating_what_the_request_does_not_have_is_not_faithful() 
     )
 
 
+def test_a_decimal_number_is_written_whole_and_a_wide_digit_is_no_way_round() -> None:
+    assert grammar("1.5个比特币是多少人民币？") == (
+        'root ::= ([^0-9\\uFF10-\\uFF19?!.@\\n] | "." [^ 0-9\\uFF10-\\uFF19?!.@\\n] | "1.5")+ "?"'
+    )
+    assert _faithful("How many yuan is 1.5 bitcoin?", "1.5个比特币是多少人民币？")
+    assert not _faithful("How many yuan is 1.５ bitcoin?", "1.5个比特币是多少人民币？")
+    assert not _faithful("How many yuan is 15 bitcoin?", "1.5个比特币是多少人民币？")
+
+
 def test_the_embedded_model_translates_questions_as_questions(local: Any) -> None:
     cases = {
         "巴黎现在的湿度是多少？": "humidity",
         "LH401 航班2026年12月10日的状态如何？": "2026-12-10",
         "柏林下周的天气会怎么样？": "next week",
+        "26.2英里是多少公里？": "26.2",  # a decimal number, whole
     }
     for chinese, word in cases.items():
         english = asyncio.run(local._english_of(chinese))

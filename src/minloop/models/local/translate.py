@@ -11,7 +11,9 @@ made up). Three things keep it to translating:
 * four worked examples before the text, as turns of the conversation;
 * the translation is decoded under a grammar (``grammar``): one sentence (a full stop only
   inside a word, as in "ada.lovelace@example.com"), a question when the text is one (it ends with
-  "?"), and no number, nor an e-mail address, but the text's own;
+  "?"), and no number, nor an e-mail address, but the text's own (a decimal one whole: allowed
+  only "1" and "5" of "1.5", the 1.5B model wrote "1.５" with a wide digit, and the translation
+  was not used);
 * a date written in Chinese ("2026年12月10日") is written as ISO first, and a currency's Chinese
   name is followed by its code ("日元(JPY)"), which the model copies: it translated "日元" as
   "dollars".
@@ -44,7 +46,7 @@ _SHOTS = (
     ("这家店的地址是什么？", "What is the address of this shop?"),
 )
 _CHINESE_DATE = re.compile(r"(\d{4})\s*年\s*(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]")
-_NUMBER = re.compile(r"\d+")
+_NUMBER = re.compile(r"[0-9]+(?:\.[0-9]+)?|[\uff10-\uff19]+")  # "1.5" whole; a wide "５" is a number too
 _ADDRESS = re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+")
 
 
@@ -98,7 +100,8 @@ def grammar(source: str) -> str:
     """The GBNF grammar of a translation of ``source`` (see the module)."""
     numbers = sorted(set(_NUMBER.findall(source)), key=len, reverse=True)
     at = "" if "@" in source else "@"  # no address the text does not have
-    items = [f"[^0-9?!.{at}\\n]", f'"." [^ 0-9?!.{at}\\n]', *(f'"{n}"' for n in numbers)]
+    digits = "0-9\\uFF10-\\uFF19"  # a wide digit ("５") is no way round the rule
+    items = [f"[^{digits}?!.{at}\\n]", f'"." [^ {digits}?!.{at}\\n]', *(f'"{n}"' for n in numbers)]
     end = '"?"' if source.rstrip().endswith(("?", "？")) else "[.!]?"
     return f"root ::= ({' | '.join(items)})+ {end}"
 
