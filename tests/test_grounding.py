@@ -94,6 +94,13 @@ def test_codes_are_found_by_the_names_of_what_they_stand_for() -> None:
     said = Evidence("Convert 200 British pounds to Japanese yen, then say it in French.")
     assert said.has(["GBP", "JPY", "fr"]) and not said.has("EUR") and not said.has("de")
     assert Evidence("把100美元换成日元").has(["USD", "JPY"]) and Evidence("£5 in euros").has(["GBP", "EUR"])
+    # a unit's symbol stands on its name: a conversion tool's "mi" and "km" for "miles" and "公里"
+    assert {"miles", "英里"} <= code_names("mi") and "kilometres" in code_names("km")
+    assert Evidence("How many kilometres are 26.2 miles?").has(["mi", "km"])
+    assert Evidence("26.2英里是多少公里？").has(["mi", "km"]) and Evidence("3 pounds in grams").has(
+        ["lb", "g"]
+    )
+    assert not Evidence("How many kilometres are 26.2 miles?").has("lb")
 
 
 def test_a_padded_list_keeps_the_items_the_conversation_gives() -> None:

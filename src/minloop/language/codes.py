@@ -4,9 +4,10 @@ Chinese, from CLDR data (shipped by Babel).
 ``code_names("GBP")`` holds "british pound", "英镑" and "£"; ``code_names("fr")`` "french" and
 "法语"; ``code_names("JP")`` "japan" and "日本"; ``code_names("en-US")`` "american english" and
 "english". Codes are ISO 4217 currencies (three letters), language codes (two or three letters,
-with a region: ``zh_CN``, ``en-US``) and ISO 3166 countries (two letters), in any case. A word
-that is no code has no names. Grounding uses them: a call's ``"GBP"`` stands on a request that
-says "British pounds".
+with a region: ``zh_CN``, ``en-US``) and ISO 3166 countries (two letters), in any case, and the
+symbols of common units of length, weight and volume (``code_names("mi")`` holds "miles" and
+"英里"). A word that is no code has no names. Grounding uses them: a call's ``"GBP"`` stands on a
+request that says "British pounds", and ``"km"`` on one that says "kilometres" or "公里".
 """
 
 from __future__ import annotations
@@ -19,6 +20,24 @@ __all__ = ["code_names"]
 
 LOCALES = ("en", "zh")
 _CODE = re.compile(r"[A-Za-z]{2,3}(?:[-_][A-Za-z]{2,4})?")
+_UNITS = {  # a unit's symbol, and what people call it, in English and in Chinese
+    "km": "kilometre kilometres kilometer kilometers 公里 千米",
+    "m": "metre metres meter meters 米",
+    "cm": "centimetre centimetres centimeter centimeters 厘米",
+    "mm": "millimetre millimetres millimeter millimeters 毫米",
+    "mi": "mile miles 英里",
+    "ft": "foot feet 英尺",
+    "in": "inch inches 英寸",
+    "yd": "yard yards 码",
+    "kg": "kilogram kilograms 公斤 千克",
+    "g": "gram grams 克",
+    "lb": "pound pounds 磅",
+    "lbs": "pound pounds 磅",
+    "oz": "ounce ounces 盎司",
+    "l": "litre litres liter liters 升",
+    "ml": "millilitre millilitres milliliter milliliters 毫升",
+    "gal": "gallon gallons 加仑",
+}
 
 
 @cache
@@ -43,12 +62,13 @@ def _index() -> dict[str, frozenset[str]]:
 
 
 def code_names(value: str) -> frozenset[str]:
-    """The names and symbols of the currency, language or country ``value`` is the code of
-    (lowercased), or nothing when it is no code."""
+    """The names and symbols of the currency, language or country ``value`` is the code of, and
+    the names of the unit it is the symbol of (lowercased), or nothing when it is no code."""
+    unit = frozenset(_UNITS.get(value.strip().lower(), "").split())
     if not _CODE.fullmatch(value.strip()):
-        return frozenset()
+        return unit
     key, index = value.strip().lower().replace("-", "_"), _index()
-    found = index.get(key, frozenset())
+    found = index.get(key, frozenset()) | unit
     if "_" in key:  # "en_us": American English, and English
         found |= index.get(key.split("_")[0], frozenset())
     return found
