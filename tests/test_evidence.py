@@ -10,7 +10,7 @@ from minloop.decision import Replacement
 from minloop.models.local.evidence import AnswerWatch, EvidenceCheck, declines, evidence_of, unsupported
 from minloop.testing import ScriptedModel, call, reply
 
-from .conftest import TID, content, masked
+from .conftest import TID, content, conversation, masked
 
 
 @tool
@@ -223,6 +223,21 @@ def test_an_answer_that_uses_none_of_the_tool_results_is_sent_back() -> None:
     assert draws_on_tools("Team B", [{"role": "user", "content": "Who won?"}]) is None  # no tool ran
     for honest in ("I don't have weather data, only a clock.", "我没有天气工具，无法回答。", "Which city?"):
         assert EvidenceCheck()(honest, rain) is None
+
+
+def test_a_claim_that_something_lacks_a_thing_is_no_decline() -> None:
+    """ "I don't have that" declines; "The Park Hyatt does not have a pool" states a fact nobody gave."""
+    assert declines("I don't have that information.") and declines("The tool does not have the humidity.")
+    assert not declines("The Park Hyatt does not have a swimming pool.")
+    down = {"error": "the parking service returned HTTP 503", "code": "ERR_TOOL_FAILED", "trace_id": "trc_1"}
+    asked = conversation(
+        "Does the Park Hyatt have a swimming pool?",
+        ("parking_spaces", {"garage": "Park Hyatt"}, json.dumps(down)),
+    )
+    assert EvidenceCheck()("The Park Hyatt does not have a swimming pool.", asked) == Replacement(
+        "I can't answer that reliably from what the tools returned: parking_spaces did not answer "
+        "(the parking service returned HTTP 503)."
+    )
 
 
 def test_the_note_about_a_wrong_time_quotes_the_tools_reading() -> None:
