@@ -10,7 +10,8 @@ import pytest
 
 from minloop import Replacement
 from minloop.models.local.compare import compared
-from minloop.models.local.evidence import EvidenceCheck
+from minloop.models.local.evidence import EvidenceCheck, asks_more, is_note
+from minloop.models.local.weighed import unweighed
 
 from .conftest import content, conversation
 
@@ -50,9 +51,31 @@ def test_a_comparison_is_read_against_the_two_results(messages: Any, answer: str
     assert compared(answer, messages) is order
 
 
-def test_a_right_comparison_passes_without_quoting_a_value() -> None:
-    # it quotes nothing only a tool gave, but it could not be written without both results
-    assert EvidenceCheck()("It is warmer in Paris than in Berlin right now.", EN) is None
+def test_a_right_comparison_without_its_values_is_asked_for_them_once_and_stands() -> None:
+    check, right = EvidenceCheck(), "It is warmer in Paris than in Berlin right now."
+    note = (
+        "Your answer does not give the values it rests on: the results give temperature 18 for Paris, "
+        "and temperature 12 for Berlin. Answer again, with these values."
+    )
+    assert check(right, EN) == note
+    assert check("Paris is warmer, at 18 °C against Berlin's 12 °C.", EN) is None  # its values given
+    again = [*EN, {"role": "assistant", "content": right}, {"role": "system", "content": note}]
+    assert check("Paris is warmer than Berlin: 18 °C against 12 °C.", again) is None
+    # the answer given to the note fails (the wrong way round, or a number nobody gave): the first stands
+    assert check("It is warmer in Berlin than in Paris.", again) == Replacement(right)
+    assert check("Paris is 25 °C, warmer than Berlin.", again) == Replacement(right)
+    assert check(right, again) is None  # the same answer again passes, as a right comparison
+    # a comparison the check cannot read ("cleaner", no "than") is asked for its values too
+    zurich = ran("苏黎世和首尔现在哪里的空气更干净？", ("Zurich", 18), ("Seoul", 64))
+    asked = EvidenceCheck()("苏黎世的空气更干净。", zurich)
+    assert (
+        asked
+        == "你的回答没有给出所依据的数值：工具结果中 苏黎世 是 temperature 18，首尔 是 temperature 64。请带上这些数值重新回答。"
+    )
+    # a question that compares nothing is not asked for values
+    both = ran("What's the weather in Paris or Berlin?", ("Paris", 18), ("Berlin", 12))
+    assert unweighed("Paris is sunny, and so is Berlin.", both, "en") is None
+    assert is_note({"role": "system", "content": note}) and asks_more({"role": "system", "content": asked})
 
 
 def test_a_comparison_the_wrong_way_round_is_sent_back_once_then_replaced() -> None:

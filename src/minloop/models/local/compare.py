@@ -25,7 +25,7 @@ from .pairs import pairs
 from .policy import since_user
 from .results import Outcome, served
 
-__all__ = ["ORDER", "compared", "order_note"]
+__all__ = ["ORDER", "compared", "differing", "named", "order_note", "placed", "shown_names"]
 
 ORDER: dict[Language, str] = {
     "en": "Your answer compares {first} and {second} the wrong way round: the results give {first_value} "
@@ -68,7 +68,7 @@ def compared(answer: str, messages: Sequence[Mapping[str, Any]]) -> bool | None:
     text = clause.group()
     word = _word(text)
     values = word and _differing(done[0].result, done[1].result, word.group(), text)
-    places = [_place(text, o, alias) for o, alias in zip(done, _named(messages), strict=True)]
+    places = [placed(text, o, alias) for o, alias in zip(done, named(messages), strict=True)]
     if not word or not values or places[0] is None or places[1] is None or places[0] == places[1]:
         return None
     first_is_more = values[0] > values[1]
@@ -77,7 +77,7 @@ def compared(answer: str, messages: Sequence[Mapping[str, Any]]) -> bool | None:
     return (subject_first == first_is_more) == more
 
 
-def _named(messages: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
+def named(messages: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
     """The names the request gave the two things ("苹果和亚马逊"): the first call's, then the
     second's; empty when it joins none."""
     return (pairs(since_user(messages)[0]) or [("", "")])[0]
@@ -98,20 +98,26 @@ def _differing(first: Any, second: Any, word: str = "", clause: str = "") -> tup
     """The one number under the same key that differs between two results, else ``None``; of
     several, the one whose key is what ``word`` compares (a price for "cheaper", "贵"), or else
     what the words of its ``clause`` do ("rose more": the change)."""
+    found = differing(first, second)
+    if len(found) > 1:
+        keys = next((k for w, k in _KEYS if w.search(word)), None) or _nearest(clause, word)
+        found = {k: v for k, v in found.items() if keys and keys.search(k)}
+    return next(iter(found.values())) if len(found) == 1 else None
+
+
+def differing(first: Any, second: Any) -> dict[str, tuple[float, float]]:
+    """The numbers under the same key that differ between two results, by key, in the first's order."""
     if not isinstance(first, Mapping) or not isinstance(second, Mapping):
-        return None
-    differing = {
+        return {}
+    return {
         k: (float(first[k]), float(second[k]))
-        for k in first.keys() & second.keys()
-        if isinstance(first[k], int | float)
+        for k in first
+        if k in second
+        and isinstance(first[k], int | float)
         and isinstance(second[k], int | float)
         and not isinstance(first[k], bool)
         and first[k] != second[k]
     }
-    if len(differing) > 1:
-        keys = next((k for w, k in _KEYS if w.search(word)), None) or _nearest(clause, word)
-        differing = {k: v for k, v in differing.items() if keys and keys.search(k)}
-    return next(iter(differing.values())) if len(differing) == 1 else None
 
 
 def _nearest(clause: str, word: str) -> re.Pattern[str] | None:
@@ -122,7 +128,7 @@ def _nearest(clause: str, word: str) -> re.Pattern[str] | None:
     return min(near, key=lambda found: found[0])[1] if near and at >= 0 else None
 
 
-def _place(answer: str, outcome: Outcome, alias: str = "") -> int | None:
+def placed(answer: str, outcome: Outcome, alias: str = "") -> int | None:
     """Where the answer first names the thing ``outcome`` was called for: one of its string
     argument values as written, else the name the request gave it (``alias``), or a Chinese place
     name of the same time zone."""
@@ -143,6 +149,19 @@ def _place(answer: str, outcome: Outcome, alias: str = "") -> int | None:
     return min(found) if found else None
 
 
+def shown_names(messages: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The two served things as a note names them: the call's value, or the name the request gave
+    ("苹果" for "AAPL") when it does not write the call's value."""
+    request, aliases = since_user(messages)[0], named(messages)
+    called = [
+        next((str(v) for v in o.arguments.values() if isinstance(v, str)), o.tool) for o in served(messages)
+    ]
+    return [
+        alias if alias and value not in request else value
+        for value, alias in zip(called, aliases, strict=True)
+    ]
+
+
 def order_note(answer: str, messages: Sequence[Mapping[str, Any]], language: Language) -> str:
     """The note sending back an answer whose comparison has the wrong order (``compared`` is
     ``False``): the two things, as the request names them, and their values, as the results
@@ -152,14 +171,7 @@ def order_note(answer: str, messages: Sequence[Mapping[str, Any]], language: Lan
     word = _word(clause.group()) if clause else None
     text = clause.group() if clause else ""
     values = _differing(first.result, second.result, word.group() if word else "", text) or (0.0, 0.0)
-    request, named = since_user(messages)[0], _named(messages)
-    called = [
-        next((str(v) for v in o.arguments.values() if isinstance(v, str)), o.tool) for o in (first, second)
-    ]
-    # a name the request gave ("苹果" for "AAPL") when it does not write the call's value
-    names = [
-        alias if alias and value not in request else value for value, alias in zip(called, named, strict=True)
-    ]
+    names = shown_names(messages)
     shown = [f"{v:g}" for v in values]
     higher, lower = names if values[0] > values[1] else names[::-1]
     return ORDER[language].format(

@@ -52,6 +52,7 @@ from ...language import Language, numbers_in, user_language
 from .arithmetic import written
 from .asked import also_said, beyond, given, last_said
 from .compare import ORDER, compared, order_note
+from .declined import declines
 from .drawn import LIST_MARKER, among, draws_on_tools, tool_values
 from .grounding import Evidence
 from .notes import (
@@ -71,6 +72,7 @@ from .results import left_out, uncomputed, unserved
 from .signs import TURNED, turned, way
 from .stream import sentences
 from .times import TIME, hour_in, placed, readings, said, shown, stated, time_of
+from .weighed import VALUES_STARTS, kept, unweighed
 
 __all__ = [
     "HONESTY",
@@ -92,16 +94,6 @@ _FACT = re.compile(
     r"|(?<![\d.])[零〇一二两三四五六七八九十百千万亿]{2,}(?:点[零〇一二三四五六七八九]+)?"
 )
 _ADDRESS = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+|https?://[^\s，。、）)]+")
-_DECLINE = re.compile(
-    r"can't|cannot|can not|unable|(?:don't|do not|does not|doesn't|did not|didn't) "
-    r"(?:know|provide|give|return|include|contain|find|respond|answer)|"
-    # "I don't have that", not "The Park Hyatt does not have a pool": a claim of its own
-    r"\b(?:i|we|tools?|results?|service|data)\s+(?:(?:currently|also)\s+)?(?:don't|do not|does not|doesn't|did not|didn't) have|"
-    r"not (?:able|available|sure|provided|found|responding)|no (?:tool|access|way|information|data|results?|"
-    r"records?|matches)|sorry|couldn't|could not|nothing|"
-    r"无法|不能|没有|抱歉|不知道|不清楚|暂无|未提供|不提供|不支持|不确定|找不到|未找到|不存在|未能|失败",
-    re.IGNORECASE,
-)
 _UNIT = re.compile(
     r"\s?(?:(?:degrees?|percent|celsius|fahrenheit|dollars?|years?|people)\b|[度元岁米])", re.I
 )
@@ -256,6 +248,11 @@ class EvidenceCheck:
         if (order := compared(answer, messages)) is False and _rejected(messages) < self.retries:
             # "东京比悉尼更暖和" beside 21 and 27
             return order_note(answer, messages, self.note_language or language)
+        weigh = (
+            not declines(answer) and _rejected(messages) < self.retries
+        )  # "苏黎世的空气更干净。", no value
+        if weigh and (values := unweighed(answer, messages, self.note_language or language)):
+            return values
         wrong = turned(answer, tool_values(messages) or "", last_said(messages))  # "rose 2.1%" for -2.1
         if wrong and _rejected(messages) < self.retries:
             fact, value = wrong[0]
@@ -270,6 +267,8 @@ class EvidenceCheck:
         if not facts and not unused:
             return None if order else self._left_out(answer, messages)  # a comparison uses both
         if _rejected(messages) >= self.retries or not (drawn or self.resend_unused):
+            if first := kept(messages, lambda text: not unsupported(text, evidence_of(messages))):
+                return Replacement(first)  # the right comparison sent back for its values stands
             unasked = not (
                 _misordered(answer, messages) or wrong
             )  # a wrong comparison: the results did answer
@@ -325,27 +324,29 @@ class AnswerWatch:
 
 def is_note(message: Mapping[str, Any]) -> bool:
     """Whether ``message`` is the check's note sending an unsupported answer back."""
-    content = message.get("content")
-    starts = [note.split("{facts}")[0] for note in NOTES.values()] + [*UNUSED.values(), *GIVEN.values()]
-    starts += [note.split("{tool}")[0] for note in (*LEFT_OUT.values(), *COMPUTED.values())]
-    starts += [note.split("{first}")[0] for note in ORDER.values()]
-    starts += [note.split("{fact}")[0] for note in TURNED.values()]
-    return message.get("role") != "user" and isinstance(content, str) and content.startswith(tuple(starts))
+    starts = [note.split("{facts}")[0] for note in NOTES.values()] + list(UNUSED.values())
+    return _starts(message, [*starts, *_FULLER])
 
 
 def asks_more(message: Mapping[str, Any]) -> bool:
     """Whether ``message`` is a note asking for an answer with more in it (what a result gave, what
-    was computed, a comparison set right), not a short one: it gets the usual length."""
+    was computed, a comparison set right or with its values), not a short one: it gets the usual
+    length."""
+    return _starts(message, _FULLER)
+
+
+_FULLER = [  # the notes that ask for an answer with more in it, by how they begin
+    *(note.split("{tool}")[0] for note in (*LEFT_OUT.values(), *COMPUTED.values())),
+    *(note.split("{first}")[0] for note in ORDER.values()),
+    *(note.split("{fact}")[0] for note in TURNED.values()),
+    *VALUES_STARTS,
+    *GIVEN.values(),
+]
+
+
+def _starts(message: Mapping[str, Any], starts: Sequence[str]) -> bool:
     content = message.get("content")
-    starts = [note.split("{tool}")[0] for note in (*LEFT_OUT.values(), *COMPUTED.values())]
-    starts += [note.split("{first}")[0] for note in ORDER.values()] + list(GIVEN.values())
-    starts += [note.split("{fact}")[0] for note in TURNED.values()]
     return message.get("role") != "user" and isinstance(content, str) and content.startswith(tuple(starts))
-
-
-def declines(answer: str) -> bool:
-    """Whether an answer says it cannot answer, or asks the user something back."""
-    return bool(_DECLINE.search(answer)) or answer.rstrip().endswith(("?", "？"))
 
 
 def restates_user(answer: str, messages: Sequence[Mapping[str, Any]]) -> bool:
