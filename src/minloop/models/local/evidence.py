@@ -248,9 +248,8 @@ class EvidenceCheck:
         if (order := compared(answer, messages)) is False and _rejected(messages) < self.retries:
             # "东京比悉尼更暖和" beside 21 and 27
             return order_note(answer, messages, self.note_language or language)
-        weigh = (
-            not declines(answer) and _rejected(messages) < self.retries
-        )  # "苏黎世的空气更干净。", no value
+        # "苏黎世的空气更干净。" beside 18 and 64: no value
+        weigh = not declines(answer) and _rejected(messages) < self.retries
         if weigh and (values := unweighed(answer, messages, self.note_language or language)):
             return values
         wrong = turned(answer, tool_values(messages) or "", last_said(messages))  # "rose 2.1%" for -2.1
@@ -269,12 +268,9 @@ class EvidenceCheck:
         if _rejected(messages) >= self.retries or not (drawn or self.resend_unused):
             if first := kept(messages, lambda text: not unsupported(text, evidence_of(messages))):
                 return Replacement(first)  # the right comparison sent back for its values stands
-            unasked = not (
-                _misordered(answer, messages) or wrong
-            )  # a wrong comparison: the results did answer
-            return Replacement(
-                plain_statement(messages, language, menu, english, unasked)
-            )  # no invented fact
+            # no invented fact; after a wrong comparison or change, the results did answer
+            unasked = not (_misordered(answer, messages) or wrong)
+            return Replacement(plain_statement(messages, language, menu, english, unasked))
         note = self.note_language or language
         if unused:
             return UNUSED[note]
