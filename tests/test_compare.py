@@ -72,6 +72,15 @@ def test_a_right_comparison_without_its_values_is_asked_for_them_once_and_stands
         asked
         == "你的回答没有给出所依据的数值：工具结果中 苏黎世 是 temperature 18，首尔 是 temperature 64。请带上这些数值重新回答。"
     )
+    repeated = [
+        *zurich,
+        {"role": "assistant", "content": "苏黎世的空气更干净。"},
+        {"role": "system", "content": asked},
+    ]
+    assert EvidenceCheck()("苏黎世的空气更干净。", repeated) == Replacement(  # the results did serve it
+        "我无法根据工具返回的结果可靠地回答这个问题：get_weather 给出了 city Zurich, temperature 18, "
+        "condition sunny；get_weather 给出了 city Seoul, temperature 64, condition sunny。"
+    )
     # a question that compares nothing is not asked for values
     both = ran("What's the weather in Paris or Berlin?", ("Paris", 18), ("Berlin", 12))
     assert unweighed("Paris is sunny, and so is Berlin.", both, "en") is None

@@ -149,6 +149,15 @@ def test_a_tool_is_named_by_its_description_too() -> None:
     assert named_by(get_stock_quote.spec()) == {"stock", "quot", "share", "price", "ticker", "symbol"}
 
 
+def test_the_words_of_a_question_name_no_tool() -> None:
+    @tool
+    def parking_spaces(garage: str) -> dict:
+        """How many free spaces a parking garage has right now."""
+        return {}
+
+    assert named_by(parking_spaces.spec()) == {"park", "space", "garag", "free"}  # not "how many"
+
+
 def test_the_calculator_is_named_by_the_operation_its_example_shows() -> None:
     from minloop.builtins import calculator
 

@@ -72,7 +72,7 @@ from .results import left_out, uncomputed, unserved
 from .signs import TURNED, turned, way
 from .stream import sentences
 from .times import TIME, hour_in, placed, readings, said, shown, stated, time_of
-from .weighed import VALUES_STARTS, kept, unweighed
+from .weighed import VALUES_STARTS, is_values, kept, unweighed
 
 __all__ = [
     "HONESTY",
@@ -268,8 +268,8 @@ class EvidenceCheck:
         if _rejected(messages) >= self.retries or not (drawn or self.resend_unused):
             if first := kept(messages, lambda text: not unsupported(text, evidence_of(messages))):
                 return Replacement(first)  # the right comparison sent back for its values stands
-            # no invented fact; after a wrong comparison or change, the results did answer
-            unasked = not (_misordered(answer, messages) or wrong)
+            # no invented fact; after a comparison or a change, the results did answer
+            unasked = not (_misordered(answer, messages) or wrong or is_values(messages[-1]))
             return Replacement(plain_statement(messages, language, menu, english, unasked))
         note = self.note_language or language
         if unused:

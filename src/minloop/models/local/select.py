@@ -335,7 +335,10 @@ def _script(words: Counter[str]) -> str | None:
 _ACTIONS = frozenset(terms("get find search list look lookup show check fetch query read make set run call"))
 # Words of a description that say which one or when rather than what ("the current weather in a city").
 _GENERIC = frozenset(
-    terms("current latest today now city country place name id date time day number company person")
+    terms(
+        "current latest today now city country place name id date time day number company person "
+        "how many much has have right"  # "How many free spaces a garage has right now" names no count
+    )
 )
 
 
