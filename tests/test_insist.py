@@ -158,6 +158,17 @@ def test_the_words_of_a_question_name_no_tool() -> None:
     assert named_by(parking_spaces.spec()) == {"park", "space", "garag", "free"}  # not "how many"
 
 
+def test_a_unit_symbol_names_the_tool_by_the_units_name() -> None:
+    @tool
+    def convert_units(value: float, from_unit: str, to_unit: str) -> dict:
+        """Convert a length or a weight from one unit to another (km, m, mi, kg, lb)."""
+        return {}
+
+    named = named_by(convert_units.spec())
+    assert {"mile", "kilometr", "pound", "英里"} <= named and "inch" not in named
+    assert terms("How many kilometres are 26.2 miles?")[1] in named
+
+
 def test_the_calculator_is_named_by_the_operation_its_example_shows() -> None:
     from minloop.builtins import calculator
 

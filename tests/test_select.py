@@ -98,6 +98,18 @@ def test_the_tools_that_match_the_request_are_chosen() -> None:
     assert chosen.scores["list_files"] > 0 and chosen.scores["get_weather"] == 0
 
 
+def test_a_tool_that_writes_unit_symbols_is_found_by_the_units_names() -> None:
+    units = spec(
+        "convert_units", "Convert a length or a weight from one unit to another (km, m, mi, kg, lb)."
+    )
+    menu = [*MENU, units]
+    chosen = select_tools(menu, user("How many kilometres are 26.2 miles?"))
+    assert "convert_units" in names(chosen.tools) and max(chosen.scores, key=chosen.scores.__getitem__) == (
+        "convert_units"
+    )
+    assert names(select_tools(menu, user("What's the weather in Paris today?")).tools) == ["get_weather"]
+
+
 def test_at_most_limit_tools_and_the_kept_ones_always() -> None:
     messages = user("Convert 100 dollars to euros, then book a flight to Paris and tell me the weather there")
     assert names(select_tools(MENU, messages).tools) == ["get_weather", "book_flight", "convert_currency"]

@@ -9,7 +9,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from .codes import code_names
+from .codes import code_names, unit_names
 from .dates import date_format, in_format
 from .numerals import chinese_number, implied_numbers, numbers_in
 from .zones import is_zone_parameter, resolve_zone, zones_in
@@ -25,6 +25,7 @@ __all__ = [
     "language_of",
     "numbers_in",
     "resolve_zone",
+    "unit_names",
     "user_language",
     "zones_in",
 ]

@@ -16,7 +16,7 @@ import re
 from collections import defaultdict
 from functools import cache
 
-__all__ = ["code_names"]
+__all__ = ["code_names", "unit_names"]
 
 LOCALES = ("en", "zh")
 _CODE = re.compile(r"[A-Za-z]{2,3}(?:[-_][A-Za-z]{2,4})?")
@@ -64,7 +64,7 @@ def _index() -> dict[str, frozenset[str]]:
 def code_names(value: str) -> frozenset[str]:
     """The names and symbols of the currency, language or country ``value`` is the code of, and
     the names of the unit it is the symbol of (lowercased), or nothing when it is no code."""
-    unit = frozenset(_UNITS.get(value.strip().lower(), "").split())
+    unit = unit_names(value)
     if not _CODE.fullmatch(value.strip()):
         return unit
     key, index = value.strip().lower().replace("-", "_"), _index()
@@ -72,3 +72,8 @@ def code_names(value: str) -> frozenset[str]:
     if "_" in key:  # "en_us": American English, and English
         found |= index.get(key.split("_")[0], frozenset())
     return found
+
+
+def unit_names(symbol: str) -> frozenset[str]:
+    """What people call the unit ``symbol`` stands for ("mi": "miles", "英里"), or nothing."""
+    return frozenset(_UNITS.get(symbol.strip().lower(), "").split())

@@ -33,6 +33,7 @@ from typing import Any
 
 import snowballstemmer
 
+from ...language import unit_names
 from ..base import ModelRequest
 from .currencies import currencies_in, currency_tool
 
@@ -142,9 +143,15 @@ def document(spec: dict[str, Any]) -> list[str]:
     fn = spec.get("function", spec)
     name = str(fn.get("name", ""))
     words = terms(name.replace("_", " ").replace(".", " ")) * NAME_WEIGHT
-    words += terms(str(fn.get("description") or ""))
+    words += terms(str(fn.get("description") or "")) + _unit_terms(str(fn.get("description") or ""))
     words += terms(" ".join(_schema_text(fn.get("parameters") or {})))
     return words
+
+
+def _unit_terms(text: str) -> list[str]:
+    """The terms of the names of the units whose symbols ``text`` writes ("mile" for "mi")."""
+    symbols = dict.fromkeys(re.findall(r"\b[a-z]{1,3}\b", text.lower()))
+    return terms(" ".join(n for s in symbols if s != "in" for n in sorted(unit_names(s))))  # "in" is a word
 
 
 def _schema_text(schema: Any) -> Iterable[str]:
@@ -346,9 +353,11 @@ def named_by(spec: Mapping[str, Any]) -> set[str]:
     """The words that name what a tool is about: those of its name and of its description's first
     sentence ("share price" for ``get_stock_quote``), without the words that say what it does or
     which one (``_ACTIONS``, ``_GENERIC``) and without numbers; of an example in that sentence
-    ("e.g. ..."), only the operations it shows ("multiply" for "(17 + 5) * 3")."""
+    ("e.g. ..."), only the operations it shows ("multiply" for "(17 + 5) * 3"); a unit's symbol
+    also by the unit's names ("mile", "英里" for "mi")."""
     fn = spec.get("function") or {}
     first = re.split(r"(?<!e\.g\.)(?<!i\.e\.)(?<=[.;])\s", str(fn.get("description") or ""))[0]
     said, _, example = first.partition("e.g.")  # 'e.g. "(17 + 5) * 3"' names "multiply" only
     words = (set(terms(str(fn.get("name")))) | set(terms(said)) - _GENERIC) - _ACTIONS
+    words |= set(_unit_terms(said))
     return {w for w in words if not w.isdigit()} | (set(terms(example)) & _OPERATION_TERMS)
