@@ -204,6 +204,18 @@ def test_an_email_quoted_in_a_chinese_answer_does_not_stand_for_what_was_asked()
     )
 
 
+def test_a_key_of_the_results_quoted_in_a_chinese_answer_does_not_stand_for_what_was_asked() -> None:
+    trains = {"departures": [{"departs": "07:04", "fare": 78.4, "currency": "EUR"}]}
+    messages = conversation("2026年12月5日从巴黎到里昂的第一班火车还剩多少座位？", "get_train_times", trains)
+    english = "How many seats are left on the first train from Paris to Lyon on 2026-12-05?"
+    check = EvidenceCheck(menu=lambda _: MENU, english=lambda text: english)
+    answer = "根据提供的信息，第一班火车在 departures 中的剩余座位数为78.4个。"
+    assert check(answer, messages) == Replacement(
+        "我无法根据工具返回的结果可靠地回答这个问题：get_train_times 只给出了 departures departs 07:04, "
+        "fare 78.4, currency EUR，没有你问的内容。"
+    )
+
+
 def test_the_words_for_an_amount_of_money_stand_for_each_other() -> None:
     trains = {"departures": [{"departs": "07:04", "fare": 89.0, "currency": "EUR"}]}
     messages = conversation("What is the price of two seats on the 07:04 train?", "get_train_times", trains)
