@@ -59,6 +59,7 @@ def test_a_right_comparison_without_its_values_is_asked_for_them_once_and_stands
     )
     assert check(right, EN) == note
     assert check("Paris is warmer, at 18 °C against Berlin's 12 °C.", EN) is None  # its values given
+    assert check("Paris is warmer, at 18 °C.", EN) == note  # and Berlin?
     again = [*EN, {"role": "assistant", "content": right}, {"role": "system", "content": note}]
     assert check("Paris is warmer than Berlin: 18 °C against 12 °C.", again) is None
     # the answer given to the note fails (the wrong way round, or a number nobody gave): the first stands

@@ -9,8 +9,9 @@ though the results had answered.
 
 ``unweighed`` gives the note that sends such an answer back once: the request asks which of two
 things is more or less (a comparative, and "which", "or", "哪", "还是"...), two results served,
-the answer names one of the two things, and it states none of the numbers that differ between
-the results. The note gives those numbers. The answer given to it is held to the results as any
+the answer names one of the two things, and it leaves out the numbers that differ between the
+results for one of them or both ("Zurich has cleaner air right now with an AQI of 18": and
+Seoul?). The note gives those numbers. The answer given to it is held to the results as any
 other; when it fails where the first answer's comparison was right (``kept``), the first stands.
 """
 
@@ -54,15 +55,14 @@ def unweighed(answer: str, messages: Sequence[Mapping[str, Any]], language: Lang
         return None
     values = differing(done[0].result, done[1].result)
     stated = [abs(n) for n in numbers_in(answer)]
-    if not values or any(
-        rounded_among(n, [abs(v) for pair in values.values() for v in pair]) for n in stated
-    ):
-        return None
+    sides = [[abs(pair[i]) for pair in values.values()] for i in (0, 1)]
+    if not values or all(any(rounded_among(n, side) for n in stated) for side in sides):
+        return None  # each thing's value is given
     if all(placed(answer, o, alias) is None for o, alias in zip(done, named(messages), strict=True)):
         return None  # it names neither thing: no comparison of them
     one, two = shown_names(messages)
-    sides = [", ".join(f"{k.replace('_', ' ')} {v[i]:g}" for k, v in values.items()) for i in (0, 1)]
-    return VALUES[language].format(first=sides[0], one=one, second=sides[1], two=two)
+    shown = [", ".join(f"{k.replace('_', ' ')} {v[i]:g}" for k, v in values.items()) for i in (0, 1)]
+    return VALUES[language].format(first=shown[0], one=one, second=shown[1], two=two)
 
 
 def kept(messages: Sequence[Mapping[str, Any]], supported: Callable[[str], bool]) -> str | None:
