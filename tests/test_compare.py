@@ -59,8 +59,9 @@ def test_a_right_comparison_without_its_values_is_asked_for_them_once_and_stands
     )
     assert check(right, EN) == note
     assert check("Paris is warmer, at 18 °C against Berlin's 12 °C.", EN) is None  # its values given
-    assert check("Paris is warmer, at 18 °C.", EN) == note  # and Berlin?
-    again = [*EN, {"role": "assistant", "content": right}, {"role": "system", "content": note}]
+    assert check("Paris is warmer than Berlin, at 18 °C.", EN) is None  # one value: not sent back
+    # the loop's transcript has the answer sent back, not the note (the model got that)
+    again = [*EN, {"role": "assistant", "content": right}]
     assert check("Paris is warmer than Berlin: 18 °C against 12 °C.", again) is None
     # the answer given to the note fails (the wrong way round, or a number nobody gave): the first stands
     assert check("It is warmer in Berlin than in Paris.", again) == Replacement(right)
@@ -73,11 +74,7 @@ def test_a_right_comparison_without_its_values_is_asked_for_them_once_and_stands
         asked
         == "你的回答没有给出所依据的数值：工具结果中 苏黎世 是 temperature 18，首尔 是 temperature 64。请带上这些数值重新回答。"
     )
-    repeated = [
-        *zurich,
-        {"role": "assistant", "content": "苏黎世的空气更干净。"},
-        {"role": "system", "content": asked},
-    ]
+    repeated = [*zurich, {"role": "assistant", "content": "苏黎世的空气更干净。"}]
     assert EvidenceCheck()("苏黎世的空气更干净。", repeated) == Replacement(  # the results did serve it
         "我无法根据工具返回的结果可靠地回答这个问题：get_weather 给出了 city Zurich, temperature 18, "
         "condition sunny；get_weather 给出了 city Seoul, temperature 64, condition sunny。"

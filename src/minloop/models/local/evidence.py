@@ -72,7 +72,7 @@ from .results import left_out, uncomputed, unserved
 from .signs import TURNED, turned, way
 from .stream import sentences
 from .times import TIME, hour_in, placed, readings, said, shown, stated, time_of
-from .weighed import VALUES_STARTS, is_values, kept, unweighed
+from .weighed import VALUES_STARTS, kept, sent_for_values, unweighed
 
 __all__ = [
     "HONESTY",
@@ -269,7 +269,7 @@ class EvidenceCheck:
             if first := kept(messages, lambda text: not unsupported(text, evidence_of(messages))):
                 return Replacement(first)  # the right comparison sent back for its values stands
             # no invented fact; after a comparison or a change, the results did answer
-            unasked = not (_misordered(answer, messages) or wrong or is_values(messages[-1]))
+            unasked = not (_misordered(answer, messages) or wrong or sent_for_values(messages))
             return Replacement(plain_statement(messages, language, menu, english, unasked))
         note = self.note_language or language
         if unused:

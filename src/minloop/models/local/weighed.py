@@ -9,10 +9,13 @@ though the results had answered.
 
 ``unweighed`` gives the note that sends such an answer back once: the request asks which of two
 things is more or less (a comparative, and "which", "or", "哪", "还是"...), two results served,
-the answer names one of the two things, and it leaves out the numbers that differ between the
-results for one of them or both ("Zurich has cleaner air right now with an AQI of 18": and
-Seoul?). The note gives those numbers. The answer given to it is held to the results as any
+the answer names one of the two things, and it states none of the numbers that differ between
+the results. The note gives those numbers. An answer that gives one thing's value only ("Zurich
+has cleaner air right now with an AQI of 18") is left as it is: sent back, the 1.5B model added
+"Seoul has cleaner air right now with an AQI of 64", which says the opposite. The answer given to it is held to the results as any
 other; when it fails where the first answer's comparison was right (``kept``), the first stands.
+The check reads the transcript, which has the answer sent back but not the note: which note it
+got is read again from that answer.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from .drawn import rounded_among
 from .policy import since_user
 from .results import served
 
-__all__ = ["VALUES", "VALUES_STARTS", "is_values", "kept", "unweighed"]
+__all__ = ["VALUES", "VALUES_STARTS", "kept", "sent_for_values", "unweighed"]
 
 VALUES: dict[Language, str] = {
     "en": "Your answer does not give the values it rests on: the results give {first} for {one}, and "
@@ -55,9 +58,9 @@ def unweighed(answer: str, messages: Sequence[Mapping[str, Any]], language: Lang
         return None
     values = differing(done[0].result, done[1].result)
     stated = [abs(n) for n in numbers_in(answer)]
-    sides = [[abs(pair[i]) for pair in values.values()] for i in (0, 1)]
-    if not values or all(any(rounded_among(n, side) for n in stated) for side in sides):
-        return None  # each thing's value is given
+    given = [abs(v) for pair in values.values() for v in pair]
+    if not values or any(rounded_among(n, given) for n in stated):
+        return None  # a value is given
     if all(placed(answer, o, alias) is None for o, alias in zip(done, named(messages), strict=True)):
         return None  # it names neither thing: no comparison of them
     one, two = shown_names(messages)
@@ -66,18 +69,34 @@ def unweighed(answer: str, messages: Sequence[Mapping[str, Any]], language: Lang
 
 
 def kept(messages: Sequence[Mapping[str, Any]], supported: Callable[[str], bool]) -> str | None:
-    """The reply just sent back for its values, when its comparison was right and every fact of it
+    """The answer sent back for its values, when its comparison was right and every fact of it
     ``supported``: it stands when the answer given to the note fails."""
-    if len(messages) < 2 or not is_values(messages[-1]) or messages[-2].get("role") != "assistant":
+    found = _weighed(messages)
+    if found is None:
         return None
-    text = str(messages[-2].get("content"))
-    return text if compared(text, messages) is True and supported(text) else None
+    text, before = found
+    return text if compared(text, before) is True and supported(text) else None
 
 
-def is_values(message: Mapping[str, Any]) -> bool:
-    """Whether ``message`` is the note asking for a comparison's values."""
-    content = message.get("content")
-    return message.get("role") != "user" and str(content).startswith(tuple(VALUES_STARTS))
+def sent_for_values(messages: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether the answer last sent back since the user spoke was sent back for its values."""
+    return _weighed(messages) is not None
+
+
+def _weighed(
+    messages: Sequence[Mapping[str, Any]],
+) -> tuple[str, Sequence[Mapping[str, Any]]] | None:
+    """The last answer sent back since the user spoke (the conversation before it too), when it
+    was for its values: a comparison it did not get wrong, without them."""
+    for at in range(len(messages) - 1, -1, -1):
+        message = messages[at]
+        if message.get("role") == "user" or message.get("tool_calls"):
+            return None
+        if message.get("role") == "assistant":
+            text, before = str(message.get("content")), messages[:at]
+            weighed = compared(text, before) is not False and unweighed(text, before, "en") is not None
+            return (text, before) if weighed else None
+    return None
 
 
 def _compares(request: str) -> bool:
