@@ -10,12 +10,14 @@ though the results had answered.
 ``unweighed`` gives the note that sends such an answer back once: the request asks which of two
 things is more or less (a comparative, and "which", "or", "哪", "还是"...), two results served,
 the answer names one of the two things, and it states none of the numbers that differ between
-the results. The note gives those numbers. An answer that gives one thing's value only ("Zurich
-has cleaner air right now with an AQI of 18") is left as it is: sent back, the 1.5B model added
-"Seoul has cleaner air right now with an AQI of 64", which says the opposite. The answer given to it is held to the results as any
+the results. The note gives those numbers. The answer given to it is held to the results as any
 other; when it fails where the first answer's comparison was right (``kept``), the first stands.
 The check reads the transcript, which has the answer sent back but not the note: which note it
 got is read again from that answer.
+
+An answer that gives one thing's value only ("Zurich has cleaner air right now with an AQI of
+18") is left as it is: sent back, the 1.5B model added "Seoul has cleaner air right now with an
+AQI of 64", which says the opposite.
 """
 
 from __future__ import annotations
