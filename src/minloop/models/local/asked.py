@@ -39,7 +39,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .policy import since_user
-from .results import served
+from .results import served, text_of
 from .select import terms
 
 __all__ = ["also_said", "beyond", "given", "last_said", "later", "not_given", "unoffered"]
@@ -245,19 +245,10 @@ def _quotes(answer: str, messages: Sequence[Mapping[str, Any]]) -> bool:
     such word: asked how many seats were left, the 1.5B model wrote "在 departures 中 ... 剩余座位数为
     78.4个", a fare. An email or web address is a value, not words: asked for a home address, the
     1.5B model gave the email's "example"."""
-    results = " ".join(v for o in served(messages) for v in _values(o.result)).casefold()
+    results = " ".join(text_of(o.result) for o in served(messages)).casefold()
     said = last_said(messages).casefold()
     words = {w.casefold() for w in re.findall(r"[A-Za-z]{3,}", _ADDRESSES.sub(" ", answer))}
     return any(re.search(rf"\b{w}\b", results) and w not in said for w in words)
-
-
-def _values(data: Any) -> list[str]:
-    """A result's values (not its keys), as text."""
-    if isinstance(data, Mapping):
-        return [v for item in data.values() for v in _values(item)]
-    if isinstance(data, list):
-        return [v for item in data for v in _values(item)]
-    return [] if data is None or isinstance(data, bool) else [str(data)]
 
 
 def also_said(messages: Sequence[Mapping[str, Any]], english: str | None) -> list[Mapping[str, Any]]:

@@ -239,25 +239,25 @@ class EvidenceCheck:
         language = user_language(messages)
         if unserved(messages) and not declines(answer):  # every call failed or found nothing
             return Replacement(plain_statement(messages, language))
+        note, first_try = self.note_language or language, _rejected(messages) < self.retries
         menu = self.menu(messages) if self.menu is not None else None
         english = self.english(last_said(messages)) if self.english and language == "zh" else None
         if not declines(answer) and beyond(messages, menu, english, language, answer):  # "the humidity"
             return Replacement(plain_statement(messages, language, menu, english))
-        if declines(answer) and _rejected(messages) < self.retries and given(messages, menu, english):
-            return GIVEN[self.note_language or language]  # "I can't tell the temperature" beside it
-        if (order := compared(answer, messages)) is False and _rejected(messages) < self.retries:
-            # "东京比悉尼更暖和" beside 21 and 27
-            return order_note(answer, messages, self.note_language or language)
+        if declines(answer) and first_try and given(messages, menu, english):
+            return GIVEN[note]  # "I can't tell the temperature" beside it
+        if (
+            order := compared(answer, messages)
+        ) is False and first_try:  # "东京比悉尼更暖和" beside 21 and 27
+            return order_note(answer, messages, note)
         # "苏黎世的空气更干净。" beside 18 and 64: no value
-        weigh = not declines(answer) and _rejected(messages) < self.retries
-        if weigh and (values := unweighed(answer, messages, self.note_language or language)):
+        if first_try and not declines(answer) and (values := unweighed(answer, messages, note)):
             return values
         wrong = turned(answer, tool_values(messages) or "", last_said(messages))  # "rose 2.1%" for -2.1
-        if wrong and _rejected(messages) < self.retries:
-            fact, value = wrong[0]
-            note = self.note_language or language
-            return TURNED[note].format(fact=fact, value=f"{value:g}", way=way(value, note))
-        facts = unsupported(answer, evidence_of(messages)) + (["order"] if order is False else [])
+        if wrong and first_try:
+            return TURNED[note].format(fact=wrong[0][0], value=f"{wrong[0][1]:g}", way=way(wrong[0][1], note))
+        evidence = evidence_of(messages)
+        facts = unsupported(answer, evidence) + (["order"] if order is False else [])
         facts += [fact for fact, _ in wrong]
         drawn = True if order else draws_on_tools(answer, messages)  # a right comparison uses the results
         unused = not facts and drawn is False and not declines(answer) and not restates_user(answer, messages)
@@ -265,13 +265,12 @@ class EvidenceCheck:
             unused = not draws_on_tools(self.english(answer) or "", also_said(messages, english))
         if not facts and not unused:
             return None if order else self._left_out(answer, messages)  # a comparison uses both
-        if _rejected(messages) >= self.retries or not (drawn or self.resend_unused):
-            if first := kept(messages, lambda text: not unsupported(text, evidence_of(messages))):
+        if not first_try or not (drawn or self.resend_unused):
+            if first := kept(messages, lambda text: not unsupported(text, evidence)):
                 return Replacement(first)  # the right comparison sent back for its values stands
             # no invented fact; after a comparison or a change, the results did answer
             unasked = not (_misordered(answer, messages) or wrong or sent_for_values(messages))
             return Replacement(plain_statement(messages, language, menu, english, unasked))
-        note = self.note_language or language
         if unused:
             return UNUSED[note]
         times = shown(tool_values(messages) or "")

@@ -27,7 +27,17 @@ from typing import Any, Literal
 
 from ...language import numbers_in
 
-__all__ = ["Outcome", "kind_of", "left_out", "outcomes", "reason", "served", "uncomputed", "unserved"]
+__all__ = [
+    "Outcome",
+    "kind_of",
+    "left_out",
+    "outcomes",
+    "reason",
+    "served",
+    "text_of",
+    "uncomputed",
+    "unserved",
+]
 
 _HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
 _TOKEN = re.compile(r"[a-z0-9][a-z0-9@._+-]*[a-z0-9]|[a-z0-9]")
@@ -102,8 +112,8 @@ def left_out(answer: str, messages: Sequence[Mapping[str, Any]]) -> list[Outcome
         twins = [o for o in done if o.tool == outcome.tool and o is not outcome]
         if not twins or all(o.arguments == outcome.arguments for o in twins):
             continue
-        others = set().union(*(_marks(_text(o.result)) for o in twins))
-        own = _marks(_text(outcome.result)) - others - said
+        others = set().union(*(_marks(text_of(o.result)) for o in twins))
+        own = _marks(text_of(outcome.result)) - others - said
         if own and not own & used:
             missing.append(outcome)
     return missing
@@ -119,12 +129,12 @@ def _marks(text: str) -> set[str]:
     return numbers | words | pairs
 
 
-def _text(data: Any) -> str:
+def text_of(data: Any) -> str:
     """A result's values as text (its keys say nothing an answer would repeat)."""
     if isinstance(data, dict):
-        return " ".join(_text(v) for v in data.values())
+        return " ".join(text_of(v) for v in data.values())
     if isinstance(data, list):
-        return " ".join(_text(v) for v in data)
+        return " ".join(text_of(v) for v in data)
     return "" if isinstance(data, bool) or data is None else str(data)
 
 
