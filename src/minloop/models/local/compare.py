@@ -24,6 +24,7 @@ from ...language.zones import resolve_zone
 from .pairs import pairs
 from .policy import since_user
 from .results import Outcome, served
+from .signs import FALLING, RISING
 
 __all__ = ["ORDER", "compared", "differing", "named", "order_note", "placed", "shown_names"]
 
@@ -49,11 +50,10 @@ _KEYS = [  # what a comparative compares, among the keys of a result that differ
     ),
     (re.compile(r"warm|hot|cold|cool|暖|热|冷|凉", re.IGNORECASE), re.compile(r"temp", re.IGNORECASE)),
     (
-        re.compile(r"\b(?:ros|ris|gain|grew|grow|fell|fall|drop|up\b|down\b)|涨|跌", re.IGNORECASE),
+        re.compile(f"{RISING.pattern}|{FALLING.pattern}", re.IGNORECASE),  # "rose more", "涨得多"
         re.compile(r"change|percent|pct", re.IGNORECASE),
     ),
 ]
-_FALLING = re.compile(r"\b(?:fell|falls?|fallen|falling|dropped|drops?|down|lost)\b|跌|降", re.IGNORECASE)
 _PIVOT = r"\bthan\b|\bcompared (?:to|with)\b"
 _PART = r"(?:[^.。!！?？;；,，]|(?<=\d)[.,](?=\d))*"  # a decimal point or a thousands comma is no end
 _CLAUSE = re.compile(rf"{_PART}(?:{_PIVOT}|比){_PART}", re.IGNORECASE)
@@ -73,7 +73,7 @@ def compared(answer: str, messages: Sequence[Mapping[str, Any]]) -> bool | None:
         return None
     first_is_more = values[0] > values[1]
     subject_first = places[0] < places[1]  # the thing named first is said to be more (or less)
-    more = (word.lastgroup == "more") != bool(_FALLING.search(text))  # "fell more": lower
+    more = (word.lastgroup == "more") != bool(FALLING.search(text))  # "fell more": lower
     return (subject_first == first_is_more) == more
 
 

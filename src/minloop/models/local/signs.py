@@ -22,7 +22,7 @@ from typing import Any
 from ...language import Language, numbers_in
 from .results import served
 
-__all__ = ["TURNED", "follows", "turned", "way"]
+__all__ = ["FALLING", "RISING", "TURNED", "follows", "turned", "way"]
 
 TURNED: dict[Language, str] = {
     "en": 'Your answer says "{fact}", but the tool result gives {value}: {way}. Answer again from the results.',
@@ -32,13 +32,15 @@ _WAYS: dict[Language, tuple[str, str]] = {"en": ("a rise", "a fall"), "zh": ("�
 _CHANGE_KEY = re.compile(r"change|percent|pct|delta|diff|growth|涨跌", re.IGNORECASE)
 
 _RISE = (
-    r"\b(?:rose|risen|rises|rising|up|gained|gains|increased|increases|climbed|grew)\b|"
+    r"\b(?:rose|rise|risen|rises|rising|up|gained|gains|increased|increases|climbed|grew|grow)\b|"
     r"上涨了?|涨了?|上升了?|增长了?|升了|涨幅(?:为|是)?"
 )
 _FALL = (
-    r"\b(?:fell|fallen|falls|falling|down|dropped|drops|decreased|decreases|declined|lost)\b|"
-    r"下跌了?|跌了?|下降了?|降了|跌幅(?:为|是)?"
+    r"\b(?:fell|fall|fallen|falls|falling|down|drop|dropped|drops|decreased|decreases|declined|lost)\b|"
+    r"下跌了?|跌了?|下?降了?|跌幅(?:为|是)?"
 )
+RISING = re.compile(_RISE, re.IGNORECASE)
+FALLING = re.compile(_FALL, re.IGNORECASE)
 _CHANGE = re.compile(
     rf"(?:(?P<rise>{_RISE})|(?P<fall>{_FALL}))\s*(?:by\s+|about\s+|约|大约)?"
     r"(?P<amount>[+-]?\d+(?:\.\d+)?\s?(?:%|％|percent)?)",
@@ -75,7 +77,7 @@ def follows(answer: str, messages: Sequence[Mapping[str, Any]]) -> bool:
     """Whether ``answer`` says a rise or a fall that a change in the results served since the user
     spoke bears out (every such change of that sign)."""
     changes = [v for o in served(messages) for v in _changes(o.result)]
-    rise, fall = re.search(_RISE, answer, re.IGNORECASE), re.search(_FALL, answer, re.IGNORECASE)
+    rise, fall = RISING.search(answer), FALLING.search(answer)
     if not changes or bool(rise) == bool(fall):
         return False
     return all((v > 0) == bool(rise) for v in changes if v != 0) and any(v != 0 for v in changes)
