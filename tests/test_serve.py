@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.serving import served
+from tests.serving import ROOT, free_port, served
 
 
 @pytest.fixture(scope="module")
@@ -212,15 +215,38 @@ def test_a_token_is_required_and_a_run_is_visible_only_to_the_token_that_started
         assert httpx.post(f"{base}/runs/{run_id}/resume", json={}, headers=beta).status_code == 404
 
 
-def test_binding_beyond_loopback_needs_a_token() -> None:
-    from typer.testing import CliRunner
+@pytest.mark.parametrize(
+    ("host", "token", "env"),
+    [
+        ("0.0.0.0", [], ""),
+        ("0.0.0.0", ["--token", ""], ""),
+        ("::", ["--token", "   "], ""),
+        ("192.168.1.5", [], " \t "),
+        ("example.com", ["--token", " ", "--token", ""], ""),
+    ],
+)
+def test_binding_beyond_loopback_without_a_real_token_is_refused_in_one_line(
+    host: str, token: list[str], env: str
+) -> None:
+    command = [sys.executable, "-c", "from minloop.cli import main; main()", "serve", "--loop",
+               "tests.servers.served:loop", "--port", str(free_port()), "--host", host, *token]  # fmt: skip
+    environ = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}", "MINLOOP_TOKEN": env}
+    outcome = subprocess.run(command, env=environ, capture_output=True, text=True, timeout=60)
+    lines = outcome.stderr.strip().splitlines()
+    assert outcome.returncode == 2 and len(lines) == 1, outcome.stderr
+    assert lines[0].startswith(f"error: binding {host} serves other machines: give --token or MINLOOP_TOKEN")
+    assert ("an empty or blank token is no token" in lines[0]) == bool(token)
 
-    from minloop.cli.app import app
 
-    outcome = CliRunner().invoke(
-        app, ["serve", "--loop", "tests.servers.served:loop", "--host", "0.0.0.0"], env={"MINLOOP_TOKEN": ""}
-    )
-    assert outcome.exit_code == 2 and "give --token or MINLOOP_TOKEN" in outcome.output
+def test_an_empty_or_blank_token_is_no_token() -> None:
+    from minloop.cli.serve import loopback
+    from minloop.serve.app import tokens_of
+
+    assert tokens_of("") == tokens_of("  ") == tokens_of(["", " \t"]) == tokens_of(None) == []
+    assert tokens_of([" alpha ", "", "beta"]) == ["alpha", "beta"]
+    inside = ("127.0.0.1", "127.8.0.1", "::1", "[::1]", "localhost", "LOCALHOST.")
+    outside = ("0.0.0.0", "::", "10.0.0.1", "example.com", "")
+    assert [loopback(h) for h in inside + outside] == [True] * len(inside) + [False] * len(outside)
 
 
 def test_the_openai_sdk_talks_to_the_loop_through_chat_completions(server: tuple[str, Path]) -> None:

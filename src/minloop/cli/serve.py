@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import ipaddress
 import os
 from pathlib import Path
 from typing import Annotated
@@ -14,7 +15,6 @@ from ..factory import build_model, build_tools
 from ..standard import Loop
 from .view import err
 
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
 GRACE = 5  # seconds a stopped server lets requests finish
 
 
@@ -44,14 +44,22 @@ def serve_command(
         raise SystemExit(
             str(MissingDependencyError(f"the server ({exc.name})", "pip install 'minloop[serve]'"))
         ) from None
-    if host not in LOOPBACK and not token:
-        err.print(f"[bold red]error:[/] binding {host} serves other machines: give --token or MINLOOP_TOKEN")
+    from ..serve.app import tokens_of
+
+    real = tokens_of(token)
+    if not loopback(host) and not real:
+        blank = " (an empty or blank token is no token)" if token else ""
+        err.print(f"[bold red]error:[/] binding {host} serves other machines: give --token or MINLOOP_TOKEN{blank}",
+                  soft_wrap=True)  # fmt: skip
         raise typer.Exit(2)
+    if token and not real:
+        err.print("[yellow]warning:[/] the token given is empty, and an empty token is no token: "
+                  "this server asks for none", soft_wrap=True)  # fmt: skip
     try:
         served = _load(loop) if loop else Loop(build_model(model, base_url=base_url, api_key_env=api_key_env),
                                                build_tools([*(["builtins"] if builtin else []), *(tools or [])], root),
                                                max_steps)  # fmt: skip
-        app = create_app(served, open_store(store), token=token, url=url or f"http://{host}:{port}",
+        app = create_app(served, open_store(store), token=real, url=url or f"http://{host}:{port}",
                          lease_scan=lease_scan or None)  # fmt: skip
     except (MinloopError, OSError) as exc:
         err.print(f"[bold red]error:[/] {exc}", soft_wrap=True)
@@ -60,6 +68,16 @@ def serve_command(
     # Stopped, it lets requests finish for a few seconds, then closes event streams (their clients
     # reconnect elsewhere) and leaves its runs to the other workers.
     uvicorn.run(app, host=host, port=port, log_level=level, timeout_graceful_shutdown=GRACE)
+
+
+def loopback(host: str) -> bool:
+    """Whether ``host`` is reached only from this machine (``localhost`` or a loopback address)."""
+    if host.lower().rstrip(".") == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False  # a name other than localhost may resolve to any interface
 
 
 def _load(spec: str) -> Loop:

@@ -33,7 +33,7 @@ from .events import EventStream
 from .journal import TERMINAL, follow
 from .runs import Runs
 
-__all__ = ["create_app"]
+__all__ = ["create_app", "tokens_of"]
 
 Handler = Callable[[Request, Runs, str | None], Awaitable[Response]]
 
@@ -42,11 +42,12 @@ def create_app(loop: Loop, store: SharedRunStore, *, token: str | Sequence[str] 
                url: str = "http://127.0.0.1:8000", lease_scan: float | None = 5.0,
                kept_for: float = KEPT_FOR) -> Starlette:  # fmt: skip
     """An ASGI app serving ``loop``; its runs live in ``store`` (any worker sharing it serves them).
-    ``token``: the bearer token (or tokens) a request must carry; each sees only its own runs.
+    ``token``: the bearer token (or tokens) a request must carry; each sees only its own runs. An
+    empty or blank token is no token.
     ``url``: where clients reach the server (the A2A agent card names it). ``lease_scan``:
     seconds between looks for runs whose worker stopped, to resume them (``None``: never).
     ``kept_for``: seconds the events of an ended run are kept in the store."""
-    tokens = [token] if isinstance(token, str) else list(token or ())
+    tokens = tokens_of(token)
     runs_: list[Runs] = []
 
     @asynccontextmanager
@@ -89,6 +90,12 @@ def create_app(loop: Loop, store: SharedRunStore, *, token: str | Sequence[str] 
 
     routes += a2a_routes(runs_, url)
     return Starlette(routes=routes, lifespan=lifespan, middleware=[Middleware(_Guard, tokens=tokens)])
+
+
+def tokens_of(token: str | Sequence[str] | None) -> list[str]:
+    """The real tokens among ``token``: each stripped, the empty and blank ones dropped."""
+    given = [token] if isinstance(token, str) else list(token or ())
+    return [t.strip() for t in given if t.strip()]
 
 
 class _Guard:
