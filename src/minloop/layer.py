@@ -1,8 +1,10 @@
 """Layers: the one way to add a control around the four steps.
 
-A layer is an object with any of seven hooks; subclass ``Layer`` and override the ones you need
+A layer is an object with any of eight hooks; subclass ``Layer`` and override the ones you need
 (a hook you do not override costs nothing)::
 
+    reserve(run) -> bool                        a new run's id: keep it, or False when it is
+                                                taken (the loop draws another), before ``start``
     start(run)                                  the run begins
     before_model(run, prompt) -> Prompt         change what the next model call sends, or set
                                                 ``prompt.limit`` to end the run there
@@ -44,6 +46,7 @@ __all__ = ["CallModel", "Execute", "Layer", "Stack", "StopRun"]
 
 CallModel = Callable[[ModelRequest], Awaitable[Reply]]
 Execute = Callable[[], Awaitable[Any]]
+DRAWS = 100  # ids drawn for a new run before giving up
 
 
 class StopRun(Exception):
@@ -64,6 +67,12 @@ class Layer:
     """
 
     approves: ClassVar[bool] = False
+
+    def reserve(self, run: RunState) -> bool:
+        """A new run's id (``run.trace_id``): record the run under it, or return False when
+        something else already holds that id (the loop then draws another and asks again).
+        Called before any ``start`` and before anything is written under the id."""
+        return True
 
     def start(self, run: RunState) -> None:
         """The run begins (its input is in ``run.messages``)."""
@@ -101,11 +110,13 @@ class Stack:
     """Layers in their order, with each hook's list made once: a run calls only the hooks that
     some layer overrides."""
 
-    __slots__ = ("_after_model", "_after_step", "_before", "_ends", "_model", "_starts", "_tools", "layers")
+    __slots__ = ("_after_model", "_after_step", "_before", "_ends", "_model", "_reserves", "_starts", "_tools",
+                 "layers")  # fmt: skip
 
     def __init__(self, layers: Iterable[Layer] = ()) -> None:
         self.layers = tuple(layers)
         have = lambda hook: [layer for layer in self.layers if _overrides(layer, hook)]
+        self._reserves = [layer.reserve for layer in have("reserve")]
         self._starts = [layer.start for layer in have("start")]
         self._before = [layer.before_model for layer in have("before_model")]
         self._model = [layer.wrap_model for layer in have("wrap_model")]
@@ -131,6 +142,15 @@ class Stack:
                 f"tool {guarded[0]!r} needs approval, but no layer decides approvals: "
                 "use minloop.Loop(..., approve=...) or add an Approval layer"
             )
+
+    def new_run(self, make: Callable[[], RunState]) -> RunState:
+        """A new run from ``make()``, under an id every layer could ``reserve`` (a taken id, such
+        as one of a run already in a shared store, is drawn again: ``make()`` draws a new one)."""
+        for _ in range(DRAWS):
+            run = make()
+            if all(reserve(run) for reserve in self._reserves):
+                return run
+        raise MinloopError(f"no free run id in {DRAWS} draws: every one drawn was taken")
 
     def start(self, run: RunState) -> None:
         for start in self._starts:

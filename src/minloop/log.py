@@ -1,6 +1,8 @@
 """Trace ids and log records keyed by them.
 
-Every run gets a ``trace_id`` of the form ``trc_<yymmddHHMMSS>_<6 hex>``. It is put in every
+Every run gets a ``trace_id`` of the form ``trc_<yymmddHHMMSS>_<6 hex>``, never the same one
+twice in a process (a run store also refuses an id it already holds: the loop draws again). It
+is put in every
 tool result's JSON and in every log record the run emits on the ``minloop`` logger (as the
 record attribute ``trace_id`` and as a ``[trc_...]`` prefix). ``current_trace_id`` holds it
 while the run executes, so a tool's own logging can carry it through ``TraceIdFilter``.
@@ -10,10 +12,13 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 from collections.abc import MutableMapping
 from contextvars import ContextVar
 from datetime import datetime
 from typing import Any, Final
+
+from .exceptions import MinloopError
 
 __all__ = [
     "TraceIdFilter",
@@ -27,11 +32,27 @@ __all__ = [
 logger = logging.getLogger("minloop")
 logger.addHandler(logging.NullHandler())  # a library does not decide where records go
 current_trace_id: Final[ContextVar[str | None]] = ContextVar("minloop_trace_id", default=None)
+_given: dict[str, set[str]] = {}  # the ids given in the last few seconds, by second
+_given_lock = threading.Lock()
+SECONDS_KEPT = 4
 
 
 def new_trace_id(now: datetime | None = None) -> str:
+    """``trc_<yymmddHHMMSS>_<6 hex>``: 24 random bits, drawn again while this process has already
+    given the id (up to 16,777,216 ids a second)."""
     stamp = (now or datetime.now()).strftime("%y%m%d%H%M%S")
-    return f"trc_{stamp}_{os.urandom(3).hex()}"
+    with _given_lock:
+        given = _given.get(stamp)
+        if given is None:
+            given = _given[stamp] = set()
+            for old in list(_given)[:-SECONDS_KEPT]:
+                del _given[old]
+        if len(given) >= 1 << 24:
+            raise MinloopError(f"every trace id of the second {stamp} has been given")
+        while (suffix := os.urandom(3).hex()) in given:
+            pass
+        given.add(suffix)
+    return f"trc_{stamp}_{suffix}"
 
 
 class _RunLogger(logging.LoggerAdapter):  # type: ignore[type-arg]

@@ -94,14 +94,15 @@ class BaseLoop:
         ``layers`` go around the loop's own for this run only."""
         messages = normalize_input(prompt)
         check_transcript(messages)
-        trace_id = new_trace_id()
+        return self.drive(self.stack.outside(layers).new_run(lambda: self.new_state(messages)), layers)
+
+    def new_state(self, messages: list[Message]) -> RunState:
+        trace_id, c = new_trace_id(), self.controls
         log = run_logger(trace_id)
-        c = self.controls
-        calls = ExecContext(
-            self.registry, c.fallback, trace_id, log, {}, c.repeat_limit, c.max_result_chars, self.redact
-        )
+        calls = ExecContext(self.registry, c.fallback, trace_id, log, {}, c.repeat_limit, c.max_result_chars,
+                            self.redact)  # fmt: skip
         deadline = None if self.time_budget is None else time.monotonic() + self.time_budget
-        return self.drive(RunState(messages, trace_id, log, calls, self.model, c, deadline), layers)
+        return RunState(messages, trace_id, log, calls, self.model, c, deadline)
 
     def drive(self, state: RunState, layers: Sequence[Layer] = ()) -> LoopRun:
         """Drive ``state`` (a new run, or one rebuilt at a step boundary) from its next step."""

@@ -56,6 +56,7 @@ class _Run:
     owner: str
     snapshots: Snapshots
     resumed: bool = False
+    created: bool = False  # the run's row is in the store
     reply: dict[str, Any] | None = None  # the step in progress's recorded reply
     calls: dict[tuple[int, str], CallRecord] = field(default_factory=dict)
     scrubbed: set[str] = field(default_factory=set)  # calls of that reply whose arguments were redacted
@@ -94,15 +95,20 @@ class Durable(Layer):
             r.lost = True
             raise StopRun("cancelled", "another process took this run over") from None
 
-    def start(self, run: RunState) -> None:
+    def reserve(self, run: RunState) -> bool:
+        """Record the new run under its id, unless the store holds that id already."""
         r = self.of(run)
-        if r.resumed:
-            return
         prompt = next((m.get("content") for m in reversed(run.messages) if m.get("role") == "user"), "")
         state = r.snapshots.of(run)
-        self.store.create(
+        r.created = self.store.create(
             run.trace_id, r.owner, self._until(), self.tools, state, str(self.redact_(prompt)), self.tag
         )
+        return r.created
+
+    def start(self, run: RunState) -> None:
+        r = self.of(run)
+        if not (r.resumed or r.created or self.reserve(run)):
+            raise RunConflictError(run.trace_id, "the store already holds a run with this id")
 
     def redact_(self, value: Any) -> Any:
         return self.redact(value) if self.redact is not None else value

@@ -128,7 +128,7 @@ class RunStore(Protocol):
     a write by anyone else raises ``RunConflictError`` and changes nothing."""
 
     def create(self, run_id: str, owner: str, lease_until: float, tools: Mapping[str, str],
-               state: dict[str, Any], prompt: str, tag: str | None = None) -> None: ...  # fmt: skip
+               state: dict[str, Any], prompt: str, tag: str | None = None) -> bool: ...  # fmt: skip
 
     def load(self, run_id: str) -> StoredRun: ...
 

@@ -78,12 +78,15 @@ class SQLRunStore(SharedSQL):
             raise RunConflictError(run_id, f"this process no longer drives the run (owner {owner})")
 
     def create(self, run_id: str, owner: str, lease_until: float, tools: Mapping[str, str],
-               state: dict[str, Any], prompt: str, tag: str | None = None) -> None:  # fmt: skip
+               state: dict[str, Any], prompt: str, tag: str | None = None) -> bool:  # fmt: skip
+        """Record a new run; False (nothing written) when the store already holds ``run_id``."""
         now = time.time()
-        self._one(
-            f"INSERT INTO minloop_runs ({RUN_COLUMNS}) VALUES (?, 'running', ?, 1, ?, ?, ?, ?, 0, ?, ?, ?, ?, NULL, NULL, NULL)",
+        cursor = self._one(
+            f"INSERT INTO minloop_runs ({RUN_COLUMNS}) VALUES (?, 'running', ?, 1, ?, ?, ?, ?, 0, ?, ?, ?, ?, NULL, NULL, NULL) "
+            "ON CONFLICT (run_id) DO NOTHING",
             run_id, SCHEMA_VERSION, now, now, owner, lease_until, prompt, tag, _dumps(dict(tools)), _dumps(state),
         )  # fmt: skip
+        return bool(cursor.rowcount == 1)
 
     def load(self, run_id: str) -> StoredRun:
         row = self._one(f"SELECT {RUN_COLUMNS} FROM minloop_runs WHERE run_id = ?", run_id).fetchone()
