@@ -205,9 +205,11 @@ def test_git_server_destructive_reset_needs_approval_and_status_runs(tmp_path: P
         async with MCPServer(f"python -m mcp_server_git --repository {repo}") as git:
             approval = {t.name: t.needs_approval for t in git.tools}
             repeat = {t.name: t.idempotent for t in git.tools}  # safe to run again after a crash
-            return approval, repeat, await Loop(model, git.tools).run("status?")
+            reads = {t.name: t.read_only for t in git.tools}  # results may be cached
+            return approval, repeat, reads, await Loop(model, git.tools).run("status?")
 
-    approval, repeat, result = run(main())
+    approval, repeat, reads, result = run(main())
+    assert (reads["git_status"], reads["git_log"], reads["git_commit"]) == (True, True, False)
     assert approval["git_reset"] and not approval["git_status"] and not approval["git_commit"]
     assert (repeat["git_status"], repeat["git_log"], repeat["git_commit"], repeat["git_checkout"]) == (
         True, True, False, False,

@@ -17,7 +17,7 @@ from .exceptions import (
     ToolDefinitionError,
     TranscriptError,
 )
-from .execute import ErrorCode, ToolFailure, ToolResult
+from .execute import ErrorCode, ToolFailure, ToolResult, TransientToolError
 from .layer import CallModel, Execute, Layer, StopRun
 from .layers.context import ContextPolicy, WindowPolicy
 from .layers.tracing import RecordingSink
@@ -37,7 +37,7 @@ from .models.base import (
 from .result import RunResult, Status, Step
 from .standard import Loop, run, run_sync
 from .state import Continue, Final, Limit, Outcome, Prompt, Reply, RunState, Stop
-from .tools import Tool, tool, tool_from_schema
+from .tools import CallKey, Tool, tool, tool_from_schema
 
 if typing.TYPE_CHECKING:
     from .layers.budget import Budget, Price
@@ -55,6 +55,7 @@ __all__ = [
     "BaseLoop",
     "Blank",
     "Budget",
+    "CallKey",
     "CallModel",
     "CallTools",
     "ContextOverflowError",
@@ -112,6 +113,7 @@ __all__ = [
     "ToolResult",
     "TraceIdFilter",
     "TranscriptError",
+    "TransientToolError",
     "Unfinished",
     "Usage",
     "Verdict",

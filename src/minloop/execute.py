@@ -22,6 +22,7 @@ elsewhere, or refuse it by raising ``ToolFailure``, which becomes the envelope t
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -35,10 +36,18 @@ from .envelope import ErrorCode, envelope, result_body, seal
 from .exceptions import NestedModelCallError
 from .guard import tool_scope
 from .messages import Message, ResultRole, ToolCall, loads
-from .tools import ContractViolation, Tool, pydantic_problems
+from .tools import CallKey, ContractViolation, Tool, pydantic_problems
 from .workers import Overdue, call_in_thread
 
-__all__ = ["ErrorCode", "ToolFailure", "ToolResult", "describe", "execute_calls"]
+__all__ = [
+    "ErrorCode",
+    "ToolFailure",
+    "ToolResult",
+    "TransientToolError",
+    "call_key",
+    "describe",
+    "execute_calls",
+]
 
 Wrap: TypeAlias = Callable[[ToolCall, Tool, Callable[[], Awaitable[Any]]], Awaitable[Any]]
 """How a run's layers wrap one call: ``wrap(call, tool, execute)`` returns the call's value."""
@@ -83,18 +92,36 @@ class ExecContext:
     max_chars: int = MAX_RESULT_CHARS
     redact: Callable[[Any], Any] | None = None
     wrap: Wrap | None = None
+    step: int = 0  # the step whose calls run now (part of each call's key)
 
 
 class ToolFailure(Exception):
     """A call that failed in a way the model reads: ``code`` (a standard ``ERR_TOOL_...`` code, or
     one of a layer's own) and ``message`` go into the call's error envelope with ``details``.
-    A layer raises it from ``wrap_tool`` to refuse a call."""
+    A layer raises it from ``wrap_tool`` to refuse a call. ``transient`` says the failure may
+    pass (a timeout, or a tool's ``TransientToolError``): retries try such a call again."""
 
-    def __init__(self, code: ErrorCode | str, message: str, **details: Any) -> None:
+    def __init__(
+        self, code: ErrorCode | str, message: str, *, transient: bool = False, **details: Any
+    ) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
         self.details = details
+        self.transient = transient
+
+
+class TransientToolError(Exception):
+    """Raised by a tool: this failure may pass if the call is tried again (a busy or unreachable
+    service). The model reads it as ``ERR_TOOL_FAILED`` like any other failure; with retries on
+    (``Loop(..., retries=3)``), a tool that is safe to repeat is tried again first."""
+
+
+def call_key(trace_id: str, step: int, call_id: str) -> CallKey:
+    """The idempotency key of call ``call_id`` in step ``step`` of run ``trace_id``: the same
+    whenever that call is made again (after a resume, or by a retry), different for any other."""
+    digest = hashlib.sha256(f"{trace_id}\x00{step}\x00{call_id}".encode()).hexdigest()
+    return CallKey(f"mlk_{digest[:32]}")
 
 
 async def execute_calls(calls: Sequence[ToolCall], ctx: ExecContext) -> list[ToolResult]:
@@ -119,6 +146,8 @@ async def execute_call(call: ToolCall, ctx: ExecContext) -> ToolResult:
         data = json_arguments(call.arguments)
         args = checked_arguments(tool, data)
         _check_repeat(call.name, data, ctx)
+        if tool.key is not None:
+            args[tool.key] = call_key(ctx.trace_id, ctx.step, call.id)
         value = await _run(tool, call, args, ctx)
         body, error = result_body(check_output(tool, value), ctx.trace_id), None
     except ToolFailure as f:
@@ -213,15 +242,21 @@ async def _invoke(tool: Tool, args: dict[str, Any]) -> Any:
         async with deadline:
             return await tool.fn(**args)
     except Overdue:
-        raise ToolFailure("ERR_TOOL_TIMEOUT", f"tool did not finish within {tool.timeout:g}s") from None
+        raise _late(tool) from None
     except TimeoutError as exc:
         if tool.is_async and deadline.expired():
-            raise ToolFailure("ERR_TOOL_TIMEOUT", f"tool did not finish within {tool.timeout:g}s") from None
+            raise _late(tool) from None
         raise ToolFailure("ERR_TOOL_FAILED", describe(exc)) from None
     except NestedModelCallError:
         raise  # a red-line breach is the developer's bug: fail loudly
+    except TransientToolError as exc:
+        raise ToolFailure("ERR_TOOL_FAILED", describe(exc), transient=True) from None
     except Exception as exc:
         raise ToolFailure("ERR_TOOL_FAILED", describe(exc)) from None
+
+
+def _late(tool: Tool) -> ToolFailure:
+    return ToolFailure("ERR_TOOL_TIMEOUT", f"tool did not finish within {tool.timeout:g}s", transient=True)
 
 
 def describe(exc: BaseException) -> str:

@@ -201,6 +201,7 @@ class BaseLoop:
         if not isinstance(decision, CallTools):
             return []
         token = current_trace_id.set(state.trace_id)
+        state.calls.step = state.index
         try:
             return await self.executor(decision.calls, state)
         finally:

@@ -3,7 +3,8 @@
 ``Loop(model, tools, budget=..., output=..., context=..., answer_at_limit=..., approve=...,
 sinks=..., store=..., layers=[...])`` is ``BaseLoop`` (``minloop.loop``) with these layers,
 outermost first: tracing (``sinks``), the context policy (``context``), the model's own answer
-check, typed output (``output``), durable runs (``store``, which also decides approvals), the
+check, typed output (``output``), the cap on concurrent tool calls (``tool_concurrency``),
+durable runs (``store``, which also decides approvals), the
 budget (``budget``), the answer at the limit (``answer_at_limit``), approval (for tools that
 need it, without a store), then the caller's ``layers`` in their order. A keyword left at its
 default installs nothing and costs nothing.
@@ -31,6 +32,7 @@ from .tools import Tool
 if TYPE_CHECKING:  # budgets, typed output, streaming and run stores load when a loop first uses them
     from .driver import LoopRun
     from .layers.budget import Budget
+    from .layers.concurrency import ConcurrencyCap
     from .layers.streaming import LoopStream
     from .runs.records import RunStore
     from .runs.resume import Decisions
@@ -62,7 +64,8 @@ class Loop(BaseLoop):
     (``"report"`` it to the model, or ``"pause"`` for a person). ``layers`` are the caller's own
     (``minloop.layer``), inside the built-in ones. ``text_calls=False`` reads a reply's text as
     text even when it is a tool call written out (``minloop.textcalls``; the same as
-    ``Controls(text_calls=False)``).
+    ``Controls(text_calls=False)``). ``tool_concurrency`` caps the tool calls of a run that run
+    at once (a number, or a ``ConcurrencyCap`` with caps per tool; ``minloop.layers.concurrency``).
     """
 
     approve: Approver | None = None
@@ -74,6 +77,7 @@ class Loop(BaseLoop):
     store: RunStore | None = None
     in_doubt: Literal["report", "pause"] = "report"
     text_calls: bool = True
+    tool_concurrency: int | ConcurrencyCap | None = None
 
     def __post_init__(self) -> None:
         if not self.text_calls:
@@ -144,6 +148,7 @@ def standard_layers(loop: Loop) -> list[Layer]:
 
         structured = bool(getattr(loop.model, "structured_output", False))
         layers.append(TypedOutput(OutputSpec.of(loop.output), structured))
+    layers.extend(call_layers(loop))
     if loop.store is not None:
         from .runs.durable import Durable
         from .runs.resume import fingerprint
@@ -164,6 +169,17 @@ def standard_layers(loop: Loop) -> list[Layer]:
     tools = [*loop.registry.values(), loop.controls.fallback]
     if loop.store is None and any(t.needs_approval for t in tools):
         layers.append(Approval(loop.approve))
+    return layers
+
+
+def call_layers(loop: Loop) -> list[Layer]:
+    """The layers around each tool call that ``loop``'s keywords ask for, outermost first."""
+    layers: list[Layer] = []
+    if loop.tool_concurrency is not None:
+        from .layers.concurrency import ConcurrencyCap
+
+        cap = loop.tool_concurrency
+        layers.append(cap if isinstance(cap, ConcurrencyCap) else ConcurrencyCap(cap))
     return layers
 
 

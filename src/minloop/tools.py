@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import inspect
+import itertools
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ from .schemas import closed, compile_schema, problems
 
 __all__ = [
     "DEFAULT_TIMEOUT",
+    "CallKey",
     "ContractViolation",
     "Tool",
     "ToolOptions",
@@ -41,6 +43,15 @@ DEFAULT_TIMEOUT = 30.0
 
 SLA_FACTOR = 1.5
 _NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+
+
+class CallKey(str):
+    """The call's idempotency key, for a tool with a parameter of this type (the model never sees
+    it): made from the run and the call, the same when the call is made again after a resume.
+    Pass it to the service the tool calls so that a repeat does nothing twice; a tool that takes
+    it is by that safe to repeat (a resumed run repeats its call left in doubt)."""
+
+    __slots__ = ()
 
 
 class ContractViolation(Exception):
@@ -62,7 +73,8 @@ class Tool:
     ``server`` names where the tool runs when that is not this process (an MCP server): traces
     and the live view show it. ``idempotent`` says a call may safely run twice (a read, or a
     write that sets rather than adds): a resumed run repeats such a call when it cannot know
-    whether it finished.
+    whether it finished. ``read_only``: a call changes nothing (its result may be cached);
+    ``retry``: a failed call may be tried again anyway; ``key``: the hidden ``CallKey`` parameter.
     """
 
     name: str
@@ -80,6 +92,9 @@ class Tool:
     output_schema: Mapping[str, Any] | None = None
     server: str | None = None
     idempotent: bool = False
+    read_only: bool = False
+    retry: bool = False
+    key: str | None = None
     _arg_schema: Mapping[str, Any] | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -89,6 +104,12 @@ class Tool:
             )
         if self.input_schema is not None:
             object.__setattr__(self, "_arg_schema", closed(self.input_schema))
+
+    @property
+    def repeatable(self) -> bool:
+        """Whether a call may safely run twice: the tool is idempotent, read-only, or takes the
+        call's key (and passes it on, so the service does the work once)."""
+        return self.idempotent or self.read_only or self.key is not None
 
     def spec(self) -> dict[str, Any]:
         """The Chat Completions ``tools`` entry for this tool."""
@@ -163,6 +184,8 @@ class ToolOptions(TypedDict, total=False):
     needs_approval: bool
     keep_fields: Sequence[str]
     idempotent: bool
+    read_only: bool
+    retry: bool
 
 
 @overload
@@ -184,7 +207,8 @@ def tool(
     callback says yes (denied otherwise, with ``ERR_TOOL_DENIED``). ``keep_fields`` keeps only
     those keys of a dict result (noise fields never reach the model); a declared ``output``
     model already keeps only its own fields. ``idempotent=True`` says a call may safely run
-    twice (a resumed run may repeat it when it cannot know whether it finished).
+    twice (after a crash, or on a retry); ``read_only=True``: it changes nothing (results may be
+    cached); ``retry=True``: retries may repeat it anyway. A ``CallKey`` parameter is hidden.
     """
     unknown = set(options) - set(ToolOptions.__annotations__)
     if unknown:
@@ -211,11 +235,12 @@ def _build(fn: Callable[..., Any], options: ToolOptions) -> Tool:
     sla, timeout = options.get("sla"), options.get("timeout")
     limit = _time_limit(tool_name, sla, timeout)
     keep = options.get("keep_fields")
+    key = next((n for n, h in hints.items() if h is CallKey and n != "return"), None)
     return Tool(
         name=tool_name,
         description=options.get("description") or summary or tool_name,
         fn=fn,
-        args=_args_model(fn, tool_name, hints, arg_docs),
+        args=_args_model(fn, tool_name, hints, arg_docs, key),
         output=output,
         output_map=dict(options.get("output_map") or {}),
         sla=sla,
@@ -224,6 +249,9 @@ def _build(fn: Callable[..., Any], options: ToolOptions) -> Tool:
         keep_fields=tuple(keep) if keep is not None else None,
         is_async=inspect.iscoroutinefunction(fn),
         idempotent=options.get("idempotent", False),
+        read_only=options.get("read_only", False),
+        retry=options.get("retry", False),
+        key=key,
     )
 
 
@@ -239,6 +267,9 @@ def tool_from_schema(
     needs_approval: bool = False,
     server: str | None = None,
     idempotent: bool = False,
+    read_only: bool = False,
+    retry: bool = False,
+    key: str | None = None,
 ) -> Tool:
     """A ``Tool`` described by a JSON schema rather than by a Python signature.
 
@@ -248,9 +279,9 @@ def tool_from_schema(
     schema names another draft). A schema that does not say ``additionalProperties`` is
     treated as closed when checking: arguments it does not list are refused, like ``@tool``
     refuses them; write ``"additionalProperties": true`` to accept any. Results are checked
-    against ``output_schema`` when given (``ERR_TOOL_SCHEMA_MISMATCH`` otherwise). Timeouts,
-    ``sla``, ``needs_approval`` and ``idempotent`` mean what they mean for ``@tool``. Both schemas are
-    checked here: an invalid one raises ``ToolDefinitionError``.
+    against ``output_schema`` when given (``ERR_TOOL_SCHEMA_MISMATCH`` otherwise). The options
+    mean what they mean for ``@tool``; ``key`` names the argument that receives the ``CallKey``.
+    Both schemas are checked here: an invalid one raises ``ToolDefinitionError``.
     """
     if not _NAME_RE.match(name):
         raise ToolDefinitionError(f"tool name {name!r} must match {_NAME_RE.pattern}")
@@ -270,6 +301,9 @@ def tool_from_schema(
         is_async=inspect.iscoroutinefunction(fn),
         server=server,
         idempotent=idempotent,
+        read_only=read_only,
+        retry=retry,
+        key=key,
     )
     assert made._arg_schema is not None
     compile_schema(made._arg_schema, f"tool {name!r} parameters")
@@ -294,7 +328,7 @@ def pydantic_problems(exc: ValidationError) -> list[dict[str, str]]:
 
 
 def _args_model(
-    fn: Callable[..., Any], tool_name: str, hints: dict[str, Any], docs: dict[str, str]
+    fn: Callable[..., Any], tool_name: str, hints: dict[str, Any], docs: dict[str, str], key: str | None
 ) -> type[BaseModel]:
     from pydantic import Field  # here, not at import: pydantic's field types cost ~20 ms to import
     from pydantic.fields import FieldInfo
@@ -306,6 +340,8 @@ def _args_model(
                 f"tool {tool_name!r}: parameter {param.name!r} must be a named parameter "
                 "(no *args, **kwargs or positional-only parameters)"
             )
+        if param.name == key:
+            continue  # the call's key: filled by the loop, never shown to the model
         annotation = hints.get(param.name, Any)
         default = ... if param.default is inspect.Parameter.empty else param.default
         if isinstance(default, FieldInfo):
@@ -329,7 +365,8 @@ _ARG_LINE = re.compile(r"^\s*(\*{0,2}\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
 def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
     """First paragraph as the summary; Google-style ``Args:`` entries as descriptions."""
     lines = doc.splitlines()
-    summary = " ".join(_take_paragraph(lines)).strip()
+    paragraph = itertools.takewhile(lambda line: line.strip() and not _ARGS_HEADER.match(line), lines)
+    summary = " ".join(line.strip() for line in paragraph).strip()
     args: dict[str, str] = {}
     in_args, current = False, None
     for line in lines:
@@ -346,15 +383,6 @@ def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
             elif current and line.strip():
                 args[current] = f"{args[current]} {line.strip()}"
     return summary, args
-
-
-def _take_paragraph(lines: list[str]) -> list[str]:
-    out: list[str] = []
-    for line in lines:
-        if not line.strip() or _ARGS_HEADER.match(line):
-            break
-        out.append(line.strip())
-    return out
 
 
 def _clean_schema(schema: Any) -> Any:

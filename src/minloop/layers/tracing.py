@@ -8,6 +8,10 @@ made per run from the sinks the caller passed in (nothing global). Events, in or
       ...
     run_end
 
+and, from the layers that make them: ``tool_attempt`` (each failed try of a call that is
+retried, and the last try), ``tool_cache_hit`` (a call answered from the result cache).
+Another layer reports an event to the run's trace with ``report(run, kind, **data)``.
+
 ``data`` holds JSON-ready values: full messages, not truncated (views truncate for display).
 A sink is anything with ``emit(event)``; it is called synchronously, so it should be quick
 (the SQLite store writes one row per event in WAL mode).
@@ -29,9 +33,10 @@ from ..models.base import ModelRequest
 from ..result import RunResult, Step
 from ..state import Outcome, Reply, RunState
 
-__all__ = ["Event", "EventKind", "RecordingSink", "TraceSink", "Tracer", "Tracing", "mark_resumed"]
+__all__ = ["Event", "EventKind", "RecordingSink", "TraceSink", "Tracer", "Tracing", "mark_resumed", "report"]
 
 _RESUMED = object()  # the key, in a run's scratch, of how it was resumed
+_TRACERS = object()  # the key, in a run's scratch, of the run's tracers
 
 
 def mark_resumed(run: RunState, how: dict[str, Any]) -> None:
@@ -48,6 +53,8 @@ EventKind: TypeAlias = Literal[
     "model_response",
     "tool_call",
     "tool_result",
+    "tool_attempt",
+    "tool_cache_hit",
     "step_end",
     "run_end",
 ]
@@ -103,6 +110,12 @@ class Tracer:
         return hit[1]
 
 
+def report(run: RunState, kind: EventKind, **data: Any) -> None:
+    """Report an event of ``run``'s step in progress to its trace sinks (nothing without any)."""
+    for tracer in run.scratch.get(id(_TRACERS), ()):
+        tracer.emit(kind, run.index, **data)
+
+
 class RecordingSink:
     """Keeps every event it receives: ``Loop(..., sinks=[sink])`` then inspect ``sink.events``."""
 
@@ -131,7 +144,12 @@ class Tracing(Layer):
 
     def tracer(self, run: RunState) -> Tracer:
         """The run's tracer."""
-        return run.local(self, lambda: Tracer(run.trace_id, self.sinks, self.redact))
+        return run.local(self, lambda: self._made(run))
+
+    def _made(self, run: RunState) -> Tracer:
+        tracer = Tracer(run.trace_id, self.sinks, self.redact)
+        run.scratch.setdefault(id(_TRACERS), []).append(tracer)
+        return tracer
 
     def start(self, run: RunState) -> None:
         resumed = run.scratch.get(id(_RESUMED))

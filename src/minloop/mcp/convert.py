@@ -80,6 +80,7 @@ def to_tool(
             timeout=timeout,
             needs_approval=needs_approval(listed, approval),
             idempotent=safe_to_repeat(listed),
+            read_only=bool(listed.annotations is not None and listed.annotations.read_only_hint),
             server=server,
         )
     except ToolDefinitionError as exc:
