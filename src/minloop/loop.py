@@ -200,8 +200,7 @@ class BaseLoop:
         """Run the step's calls through the executor (each one through the layers)."""
         if not isinstance(decision, CallTools):
             return []
-        token = current_trace_id.set(state.trace_id)
-        state.calls.step = state.index
+        state.calls.step, token = state.index, current_trace_id.set(state.trace_id)  # step: for call keys
         try:
             return await self.executor(decision.calls, state)
         finally:
