@@ -3,8 +3,8 @@
 ``Loop(model, tools, budget=..., output=..., context=..., answer_at_limit=..., approve=...,
 sinks=..., store=..., layers=[...])`` is ``BaseLoop`` (``minloop.loop``) with these layers,
 outermost first: tracing (``sinks``), the context policy (``context``), the model's own answer
-check, typed output (``output``), the cap on concurrent tool calls (``tool_concurrency``),
-durable runs (``store``, which also decides approvals), the
+check, typed output (``output``), retries (``retry``), the cap on concurrent tool calls
+(``tool_concurrency``), durable runs (``store``, which also decides approvals), the
 budget (``budget``), the answer at the limit (``answer_at_limit``), approval (for tools that
 need it, without a store), then the caller's ``layers`` in their order. A keyword left at its
 default installs nothing and costs nothing.
@@ -33,6 +33,7 @@ if TYPE_CHECKING:  # budgets, typed output, streaming and run stores load when a
     from .driver import LoopRun
     from .layers.budget import Budget
     from .layers.concurrency import ConcurrencyCap
+    from .layers.retry import Retry
     from .layers.streaming import LoopStream
     from .runs.records import RunStore
     from .runs.resume import Decisions
@@ -66,6 +67,8 @@ class Loop(BaseLoop):
     text even when it is a tool call written out (``minloop.textcalls``; the same as
     ``Controls(text_calls=False)``). ``tool_concurrency`` caps the tool calls of a run that run
     at once (a number, or a ``ConcurrencyCap`` with caps per tool; ``minloop.layers.concurrency``).
+    ``retry`` tries a call that failed for a reason that may pass again, when its tool is safe to
+    repeat (the most tries, or a ``Retry``; ``minloop.layers.retry``).
     """
 
     approve: Approver | None = None
@@ -78,6 +81,7 @@ class Loop(BaseLoop):
     in_doubt: Literal["report", "pause"] = "report"
     text_calls: bool = True
     tool_concurrency: int | ConcurrencyCap | None = None
+    retry: int | Retry | None = None
 
     def __post_init__(self) -> None:
         if not self.text_calls:
@@ -175,6 +179,10 @@ def standard_layers(loop: Loop) -> list[Layer]:
 def call_layers(loop: Loop) -> list[Layer]:
     """The layers around each tool call that ``loop``'s keywords ask for, outermost first."""
     layers: list[Layer] = []
+    if loop.retry is not None:
+        from .layers.retry import Retrying
+
+        layers.append(Retrying(loop.retry))
     if loop.tool_concurrency is not None:
         from .layers.concurrency import ConcurrencyCap
 
