@@ -25,9 +25,10 @@ def free_port() -> int:
 
 @contextmanager
 def served(
-    store: str, *options: str, counts: Path | None = None
+    store: str, *options: str, counts: Path | None = None, log: Path | None = None
 ) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    """The base URL of a server running ``tests.servers.served:loop`` over ``store``, and its process."""
+    """The base URL of a server running ``tests.servers.served:loop`` over ``store``, and its
+    process; what it writes to stderr goes to ``log`` when given."""
     port = free_port()
     env = {
         **os.environ,
@@ -36,8 +37,9 @@ def served(
     }
     command = [sys.executable, "-c", "from minloop.cli import main; main()", "serve", "--loop",
                "tests.servers.served:loop", "--store", store, "--port", str(port), "--url", f"http://127.0.0.1:{port}", *options]  # fmt: skip
-    log = tempfile.TemporaryFile()  # noqa: SIM115 (closed below)  read only if the server fails to start; a pipe could fill and block it
-    process = subprocess.Popen(command, env=env, stderr=log)
+    # read only if the server fails to start (or by the caller); a pipe could fill and block it
+    stderr = open(log, "w+b") if log is not None else tempfile.TemporaryFile()  # noqa: SIM115 (closed below)
+    process = subprocess.Popen(command, env=env, stderr=stderr)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 30
@@ -47,12 +49,12 @@ def served(
                 break
             except httpx.TransportError:
                 if process.poll() is not None or time.monotonic() > deadline:
-                    log.seek(0)
-                    raise RuntimeError(f"the server did not start: {log.read()!r}") from None
+                    stderr.seek(0)
+                    raise RuntimeError(f"the server did not start: {stderr.read()!r}") from None
                 time.sleep(0.05)
         yield base, process
     finally:
         if process.poll() is None:
             process.terminate()
             process.wait(10)
-        log.close()
+        stderr.close()

@@ -16,6 +16,9 @@ from ..standard import Loop
 from .view import err
 
 GRACE = 5  # seconds a stopped server lets requests finish
+# Seconds an idle connection stays open: longer than clients and load balancers keep theirs
+# (httpx 5, a load balancer 60), so the server never closes one as a request is sent on it.
+KEEP_ALIVE = 75
 
 
 def serve_command(
@@ -67,7 +70,8 @@ def serve_command(
     level = os.environ.get("MINLOOP_LOG_LEVEL", "warning")
     # Stopped, it lets requests finish for a few seconds, then closes event streams (their clients
     # reconnect elsewhere) and leaves its runs to the other workers.
-    uvicorn.run(app, host=host, port=port, log_level=level, timeout_graceful_shutdown=GRACE)
+    uvicorn.run(app, host=host, port=port, log_level=level, timeout_graceful_shutdown=GRACE,
+                timeout_keep_alive=KEEP_ALIVE)  # fmt: skip
 
 
 def loopback(host: str) -> bool:

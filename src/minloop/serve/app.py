@@ -13,10 +13,12 @@ started with its own token. Any worker sharing the store answers any of these fo
 from __future__ import annotations
 
 import hmac
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -29,11 +31,15 @@ from ..runs.shared import KEPT_FOR
 from ..standard import Loop
 from .bodies import BadRequest, DecisionBody, ResumeBody, StartBody, bearer, read_body
 from .chat import chat_completions
+from .errors import error, http_error, server_error, shown
 from .events import EventStream
 from .journal import TERMINAL, follow
 from .runs import Runs
 
 __all__ = ["create_app", "tokens_of"]
+
+LONGEST_ID = 200  # characters: a longer run or call id is no id this server gave
+LAST_EVENT = 10**18  # a longer Last-Event-ID counts as this one: past the end of any run
 
 Handler = Callable[[Request, Runs, str | None], Awaitable[Response]]
 
@@ -61,17 +67,20 @@ def create_app(loop: Loop, store: SharedRunStore, *, token: str | Sequence[str] 
         async def endpoint(request: Request) -> Response:
             try:
                 given = bearer(request)
-                if tokens and not any(hmac.compare_digest(given or "", t) for t in tokens):
+                if tokens and not any(_same(given, t) for t in tokens):
                     raise BadRequest(401, "this server needs 'Authorization: Bearer <token>'")
+                for name in ("run_id", "call_id"):
+                    if len(request.path_params.get(name, "")) > LONGEST_ID:
+                        raise BadRequest(404, f"{name} {shown(request.path_params[name])}: no such id")
                 return await handler(request, runs_[0], given)
             except BadRequest as exc:
-                return _error(exc.status, exc.message)
+                return error(exc.status, exc.message)
             except RunNotFoundError as exc:
-                return _error(404, str(exc))
+                return error(404, f"run {shown(exc.run_id)}: no run with this id for this token")
             except (RunConflictError, RunMismatchError) as exc:
-                return _error(409, str(exc))
+                return error(409, _said(exc))
             except RunError as exc:
-                return _error(400, str(exc))
+                return error(400, _said(exc))
 
         return Route(path, endpoint, methods=[method])
 
@@ -89,7 +98,9 @@ def create_app(loop: Loop, store: SharedRunStore, *, token: str | Sequence[str] 
     from .a2a import a2a_routes
 
     routes += a2a_routes(runs_, url)
-    return Starlette(routes=routes, lifespan=lifespan, middleware=[Middleware(_Guard, tokens=tokens)])
+    handlers = {HTTPException: http_error, Exception: server_error}
+    return Starlette(routes=routes, lifespan=lifespan, middleware=[Middleware(_Guard, tokens=tokens)],
+                     exception_handlers=handlers)  # fmt: skip
 
 
 def tokens_of(token: str | Sequence[str] | None) -> list[str]:
@@ -107,14 +118,20 @@ class _Guard:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if self.tokens and scope["type"] == "http" and scope["path"].startswith("/a2a"):
             given = bearer(Request(scope))
-            if not any(hmac.compare_digest(given or "", t) for t in self.tokens):
-                await _error(401, "this server needs 'Authorization: Bearer <token>'")(scope, receive, send)
+            if not any(_same(given, t) for t in self.tokens):
+                await error(401, "this server needs 'Authorization: Bearer <token>'")(scope, receive, send)
                 return
         await self.app(scope, receive, send)
 
 
-def _error(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"error": {"message": message, "status": status}}, status_code=status)
+def _same(given: str | None, token: str) -> bool:
+    """Whether the token a request carries is ``token`` (in constant time, whatever its characters)."""
+    return hmac.compare_digest((given or "").encode("utf-8", "replace"), token.encode())
+
+
+def _said(exc: RunError) -> str:
+    """A run error's message, the run's id in it cut short."""
+    return f"run {shown(exc.run_id)}: {str(exc).removeprefix(f'run {exc.run_id}: ')}"
 
 
 async def _start(request: Request, runs: Runs, token: str | None) -> Response:
@@ -136,10 +153,11 @@ async def _pending(request: Request, runs: Runs, token: str | None) -> Response:
 async def _events(request: Request, runs: Runs, token: str | None) -> Response:
     run_id = request.path_params["run_id"]
     last = request.headers.get("last-event-id", "0")
-    if not last.isdigit():
+    if not re.fullmatch(r"\s*[0-9]+\s*", last):
         raise BadRequest(400, "Last-Event-ID must be the number of an event this stream sent")
     runs.check(run_id, token)  # an unknown run answers as JSON, before the stream starts
-    return _stream(runs, run_id, int(last))
+    digits = last.strip().lstrip("0") or "0"
+    return _stream(runs, run_id, LAST_EVENT if len(digits) > 18 else int(digits))
 
 
 def _stream(runs: Runs, run_id: str, after: int, headers: dict[str, str] | None = None) -> Response:

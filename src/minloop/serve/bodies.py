@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
-from typing import Any, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.requests import Request
+
+from ..messages import loads, transcript_problems
+from .errors import shown
 
 __all__ = ["BadRequest", "ChatBody", "DecisionBody", "ResumeBody", "StartBody", "bearer", "read_body"]
 
@@ -37,12 +40,14 @@ class DecisionBody(_Strict):
 
 
 class ResumeBody(_Strict):
-    decisions: dict[str, bool] = Field(default_factory=dict)
+    decisions: dict[Annotated[str, Field(max_length=200)], bool] = Field(
+        default_factory=dict, max_length=1000
+    )
 
 
 class ChatMessage(BaseModel):
     model_config = ConfigDict(extra="allow")
-    role: str
+    role: Literal["system", "developer", "user", "assistant", "tool", "function"]
     content: Any = None
 
 
@@ -51,9 +56,24 @@ class ChatBody(BaseModel):
     (temperature, user, ...) are accepted and ignored."""
 
     model_config = ConfigDict(extra="allow")
-    model: str = "minloop"
+    model: str = Field(default="minloop", max_length=200)
     messages: list[ChatMessage] = Field(min_length=1)
     stream: bool = False
+
+    def problem(self) -> str | None:
+        """What is wrong with the messages as a transcript, naming the message and field."""
+        for i, message in enumerate(self.messages):
+            if not isinstance(message.content, str | list | None):
+                kind = _KINDS.get(type(message.content), "an object")
+                return f"messages[{i}].content: must be a string, a list of content parts or null, not {kind}"
+        problems = transcript_problems([m.model_dump(exclude_none=True) for m in self.messages])
+        if not problems:
+            return None
+        index, _, detail = problems[0]
+        return f"{'messages' if index is None else f'messages[{index}]'}: {detail}"
+
+
+_KINDS = {bool: "true or false", int: "a number", float: "a number"}
 
 
 def bearer(request: Request) -> str | None:
@@ -73,11 +93,30 @@ async def read_body(request: Request, kind: type[Body], limit: int = MAX_BODY) -
         if len(raw) > limit:
             raise BadRequest(413, f"the request body is over {limit} bytes")
     try:
-        data = json.loads(raw or b"{}")
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise BadRequest(400, f"the request body is not JSON: {exc}") from None
+        data = loads(bytes(raw) or b"{}")
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        raise BadRequest(400, f"the request body is not JSON: {shown(str(exc))}") from None
+    if not _text(data):
+        raise BadRequest(
+            400, "the request body holds a lone surrogate (\\ud800 to \\udfff), which is no text"
+        )
     try:
         return kind.model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'body'}: {e['msg']}" for e in exc.errors())
+        problems = "; ".join(f"{_where(e['loc'])}: {e['msg']}" for e in exc.errors()[:3])
         raise BadRequest(422, f"the request body is not valid: {problems}") from None
+
+
+def _where(loc: tuple[int | str, ...]) -> str:
+    """Where in the body a problem is, as ``messages[0].role``."""
+    text = "".join(f"[{part}]" if isinstance(part, int) else f".{shown(str(part), 40)}" for part in loc)
+    return text.lstrip(".") or "body"
+
+
+def _text(data: Any) -> bool:
+    """Whether every string in ``data`` is text (UTF-8 can hold it)."""
+    try:
+        json.dumps(data, ensure_ascii=False).encode()
+    except UnicodeEncodeError:
+        return False
+    return True

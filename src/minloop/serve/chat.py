@@ -18,7 +18,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from ..layers.streaming import RunEnd, TextDelta
 from ..result import RunResult
-from .bodies import ChatBody, read_body
+from .bodies import BadRequest, ChatBody, read_body
 from .runs import tag_of
 
 if TYPE_CHECKING:
@@ -29,6 +29,9 @@ __all__ = ["chat_completions"]
 
 async def chat_completions(request: Request, runs: Runs, token: str | None) -> Response:
     body = await read_body(request, ChatBody)
+    problem = body.problem()
+    if problem is not None:  # before a run starts, and before a stream's first byte
+        raise BadRequest(422, f"the request body is not valid: {problem}")
     messages: list[Any] = [m.model_dump(exclude_none=True) for m in body.messages]
     loop = runs.loop_for(tag_of(token))
     if not body.stream:
