@@ -3,7 +3,7 @@
 ``Loop(model, tools, budget=..., output=..., context=..., answer_at_limit=..., approve=...,
 sinks=..., store=..., layers=[...])`` is ``BaseLoop`` (``minloop.loop``) with these layers,
 outermost first: tracing (``sinks``), the context policy (``context``), the model's own answer
-check, typed output (``output``), retries (``retry``), the cap on concurrent tool calls
+check, typed output (``output``), the result cache (``cache``), retries (``retry``), the cap on concurrent tool calls
 (``tool_concurrency``), durable runs (``store``, which also decides approvals), the
 budget (``budget``), the answer at the limit (``answer_at_limit``), approval (for tools that
 need it, without a store), then the caller's ``layers`` in their order. A keyword left at its
@@ -32,6 +32,7 @@ from .tools import Tool
 if TYPE_CHECKING:  # budgets, typed output, streaming and run stores load when a loop first uses them
     from .driver import LoopRun
     from .layers.budget import Budget
+    from .layers.cache import ResultCache
     from .layers.concurrency import ConcurrencyCap
     from .layers.retry import Retry
     from .layers.streaming import LoopStream
@@ -68,7 +69,9 @@ class Loop(BaseLoop):
     ``Controls(text_calls=False)``). ``tool_concurrency`` caps the tool calls of a run that run
     at once (a number, or a ``ConcurrencyCap`` with caps per tool; ``minloop.layers.concurrency``).
     ``retry`` tries a call that failed for a reason that may pass again, when its tool is safe to
-    repeat (the most tries, or a ``Retry``; ``minloop.layers.retry``).
+    repeat (the most tries, or a ``Retry``; ``minloop.layers.retry``). ``cache`` answers a
+    read-only tool's repeated call from its first result: ``True`` within a run, or a
+    ``ResultCache`` shared across runs (``minloop.layers.cache``).
     """
 
     approve: Approver | None = None
@@ -82,6 +85,7 @@ class Loop(BaseLoop):
     text_calls: bool = True
     tool_concurrency: int | ConcurrencyCap | None = None
     retry: int | Retry | None = None
+    cache: bool | ResultCache = False
 
     def __post_init__(self) -> None:
         if not self.text_calls:
@@ -179,6 +183,10 @@ def standard_layers(loop: Loop) -> list[Layer]:
 def call_layers(loop: Loop) -> list[Layer]:
     """The layers around each tool call that ``loop``'s keywords ask for, outermost first."""
     layers: list[Layer] = []
+    if loop.cache is not False:
+        from .layers.cache import Caching
+
+        layers.append(Caching(None if loop.cache is True else loop.cache))
     if loop.retry is not None:
         from .layers.retry import Retrying
 
