@@ -34,6 +34,7 @@ from .models.base import (
     ToolCallStarted,
     Usage,
 )
+from .questions import Question, UserAnswer
 from .result import RunResult, Status, Step
 from .standard import Loop, run, run_sync
 from .state import Continue, Final, Limit, Outcome, Prompt, Reply, RunState, Stop
@@ -86,6 +87,7 @@ __all__ = [
     "PostgresRunStore",
     "Price",
     "Prompt",
+    "Question",
     "RecordingSink",
     "Replacement",
     "Reply",
@@ -116,6 +118,7 @@ __all__ = [
     "TransientToolError",
     "Unfinished",
     "Usage",
+    "UserAnswer",
     "Verdict",
     "WindowPolicy",
     "check_transcript",

@@ -31,6 +31,7 @@ ErrorCode: TypeAlias = Literal[
     "ERR_TOOL_BUDGET",
     "ERR_TOOL_IN_DOUBT",
     "ERR_TOOL_NOT_STORED",
+    "ERR_TOOL_INPUT_REQUIRED",
 ]
 
 

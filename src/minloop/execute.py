@@ -27,7 +27,7 @@ import json
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeAlias
+from typing import Any, ClassVar, TypeAlias
 
 from pydantic import BaseModel, ValidationError
 from pydantic_core import to_jsonable_python
@@ -99,7 +99,11 @@ class ToolFailure(Exception):
     """A call that failed in a way the model reads: ``code`` (a standard ``ERR_TOOL_...`` code, or
     one of a layer's own) and ``message`` go into the call's error envelope with ``details``.
     A layer raises it from ``wrap_tool`` to refuse a call. ``transient`` says the failure may
-    pass (a timeout, or a tool's ``TransientToolError``): retries try such a call again."""
+    pass (a timeout, or a tool's ``TransientToolError``): retries try such a call again. Raised
+    by a tool itself it becomes ``ERR_TOOL_FAILED``, unless its class sets ``kept``
+    (``minloop.questions.Asked``: the layers around the call act on it)."""
+
+    kept: ClassVar[bool] = False
 
     def __init__(
         self, code: ErrorCode | str, message: str, *, transient: bool = False, **details: Any
@@ -251,6 +255,10 @@ async def _invoke(tool: Tool, args: dict[str, Any]) -> Any:
         raise  # a red-line breach is the developer's bug: fail loudly
     except TransientToolError as exc:
         raise ToolFailure("ERR_TOOL_FAILED", describe(exc), transient=True) from None
+    except ToolFailure as failure:
+        if failure.kept:
+            raise
+        raise ToolFailure("ERR_TOOL_FAILED", describe(failure)) from None
     except Exception as exc:
         raise ToolFailure("ERR_TOOL_FAILED", describe(exc)) from None
 

@@ -12,7 +12,7 @@ from .execute import ToolResult
 from .messages import Message, ToolCall
 from .models.base import ToolChoice, Usage
 
-__all__ = ["RunResult", "Status", "Step", "step_dict", "step_of"]
+__all__ = ["RunResult", "Status", "Step", "pending_dict", "step_dict", "step_of"]
 
 Status: TypeAlias = Literal[
     "success",
@@ -117,7 +117,7 @@ class RunResult:
             "model_calls": self.model_calls,
             "tool_calls": self.tool_calls,
             "cost": self.cost,
-            "pending": [to_jsonable_python(p, fallback=str) for p in self.pending],
+            "pending": [pending_dict(p) for p in self.pending],
             "steps": [step_dict(s) for s in self.steps],
             "messages": self.messages,
         }
@@ -160,3 +160,10 @@ def step_of(data: dict[str, Any]) -> Step:
         valid=data["valid"],
         context=data["context"],
     )
+
+
+def pending_dict(pending: Any) -> Any:
+    """A pending call as JSON: its own ``to_dict()`` when it has one (a server's question shows a
+    page's host, never its whole address)."""
+    own = getattr(pending, "to_dict", None)
+    return own() if callable(own) else to_jsonable_python(pending, fallback=str)

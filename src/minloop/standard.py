@@ -6,8 +6,9 @@ outermost first: tracing (``sinks``), the context policy (``context``), the mode
 check, typed output (``output``), the result cache (``cache``), retries (``retry``), the cap on concurrent tool calls
 (``tool_concurrency``), durable runs (``store``, which also decides approvals), the
 budget (``budget``), the answer at the limit (``answer_at_limit``), approval (for tools that
-need it, without a store), then the caller's ``layers`` in their order. A keyword left at its
-default installs nothing and costs nothing.
+need it, without a store), a tool server's questions (``ask_user``, without a store), then the
+caller's ``layers`` in their order. A keyword left at its default installs nothing and costs
+nothing.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from .exceptions import MinloopError
 from .layer import Layer
+from .layers.answers import Answering
 from .layers.approval import Approval, Approver
 from .layers.checks import AnswerChecking
 from .layers.context import NO_WINDOW, ContextFitting, ContextPolicy, Policy
@@ -26,6 +28,7 @@ from .layers.tracing import TraceSink, Tracing
 from .loop import BaseLoop
 from .messages import Message
 from .models.base import Model
+from .questions import Answerer
 from .result import RunResult
 from .tools import Tool
 
@@ -50,7 +53,8 @@ class Loop(BaseLoop):
     ``tool_choice`` is sent on the first call; a forced choice (``"required"`` or one tool's
     name) applies until the first tool step, then the loop goes back to ``"auto"`` so it can
     end. ``time_budget`` (seconds) bounds a whole run's wall time. ``approve`` decides on calls
-    to tools marked ``needs_approval``. ``context`` (a ``ContextPolicy``) decides what of the
+    to tools marked ``needs_approval``; ``ask_user`` answers the questions a tool's server asks
+    mid-call (``minloop.questions``). ``context`` (a ``ContextPolicy``) decides what of the
     transcript is sent under the model's window. ``sinks`` receive trace events after
     ``redact`` (which also scrubs secrets from tool results and log lines).
 
@@ -61,7 +65,8 @@ class Loop(BaseLoop):
     ``controls.answer_check``, else the model's own ``answer_check`` if it has one (the embedded
     model's evidence check), combined with the typed output's. ``store`` (a run store,
     ``minloop.runs``) makes runs durable: a call needing approval with no decision pauses the
-    run, and ``resume`` goes on with it in any process that shares the store; ``in_doubt`` says
+    run (as does a server's question ``ask_user`` leaves open), and ``resume`` goes on with it in
+    any process that shares the store; ``in_doubt`` says
     what a resumed run does with a call that may or may not have run before a crash
     (``"report"`` it to the model, or ``"pause"`` for a person). ``layers`` are the caller's own
     (``minloop.layer``), inside the built-in ones. ``text_calls=False`` reads a reply's text as
@@ -75,6 +80,7 @@ class Loop(BaseLoop):
     """
 
     approve: Approver | None = None
+    ask_user: Answerer | None = None
     context: Policy | None = None
     sinks: Sequence[TraceSink] = ()
     output: Any = None
@@ -162,7 +168,7 @@ def standard_layers(loop: Loop) -> list[Layer]:
         from .runs.resume import fingerprint
 
         layers.append(Durable(loop.store, fingerprint(loop.registry), approve=loop.approve, redact=loop.redact,
-                              in_doubt=loop.in_doubt))  # fmt: skip
+                              in_doubt=loop.in_doubt, ask_user=loop.ask_user))  # fmt: skip
     if loop.budget is not None:
         from .layers.budget import Budget, Budgeting
 
@@ -177,6 +183,8 @@ def standard_layers(loop: Loop) -> list[Layer]:
     tools = [*loop.registry.values(), loop.controls.fallback]
     if loop.store is None and any(t.needs_approval for t in tools):
         layers.append(Approval(loop.approve))
+    if loop.store is None and loop.ask_user is not None:
+        layers.append(Answering(loop.ask_user))
     return layers
 
 

@@ -1,9 +1,10 @@
-"""``minloop runs``, ``minloop approve`` and what ``minloop run`` prints when a run pauses.
+"""``minloop runs``, ``minloop approve``, ``minloop answer`` and what ``minloop run`` prints when
+a run pauses.
 
 A run that needs a person's decision pauses in the run store (``runs.db`` beside the trace
-database unless ``--store`` says otherwise); ``minloop approve RUN CALL`` records the decision
-and ``minloop resume RUN`` goes on with the run, in this process or on another machine that
-shares the store.
+database unless ``--store`` says otherwise); ``minloop approve RUN CALL`` records the decision,
+``minloop answer RUN CALL`` the answers to a tool server's questions, and ``minloop resume RUN``
+goes on with the run, in this process or on another machine that shares the store.
 """
 
 from __future__ import annotations
@@ -22,12 +23,13 @@ import typer
 from rich.text import Text
 
 from ..exceptions import MinloopError
+from ..questions import Asking, UserAnswer, answers_for
 from ..result import RunResult
 from ..runs.open import open_store
-from ..runs.records import RunStore, Verdict
+from ..runs.records import PendingCall, RunStore, Verdict
 from .view import err, out
 
-__all__ = ["Run", "Setup", "Start", "approve_command", "pause_hint", "runs_command"]
+__all__ = ["Run", "Setup", "Start", "answer_command", "approve_command", "pause_hint", "runs_command"]
 
 Start: TypeAlias = Callable[[Any], AbstractAsyncContextManager[Any]]
 Run: TypeAlias = Callable[[Any], Awaitable[RunResult]]
@@ -96,16 +98,29 @@ def _q(text: str) -> str:
 def pause_hint(setup: Setup, result: RunResult) -> None:
     """What a paused run waits for, and the commands that decide and go on."""
     for p in result.pending:
-        why = "may or may not have run before a crash" if p.why == "in_doubt" else "needs approval"
-        out.print(Text.assemble("  ⏸ ", (p.name, "bold yellow"), f"({p.arguments}) · {p.call_id} · {why}"))
+        why = {"in_doubt": "may or may not have run before a crash", "question": "its server asks"}
+        out.print(Text.assemble("  ⏸ ", (p.name, "bold yellow"),
+                                f"({p.arguments}) · {p.call_id} · {why.get(p.why, 'needs approval')}"))  # fmt: skip
+        for q in p.questions:
+            what = (
+                f"fields: {json.dumps(q.schema, ensure_ascii=False)}"
+                if q.kind == "form"
+                else f"a page on {q.host}"
+            )
+            out.print(f"      ? {q.server} ({q.key}): {q.message} · {what}", soft_wrap=True, markup=False)
     store = f" --store {_q(setup.store)}" if setup.store else ""
     store += f" --trace-db {_q(str(setup.trace_db))}" if setup.trace_db and not setup.store else ""
-    first = result.pending[0].call_id if result.pending else "CALL"
+    asked = [p for p in result.pending if p.why == "question"]
+    if asked:
+        out.print(f"to answer:  minloop answer {result.trace_id} {asked[0].call_id}{store} --json '{{...}}'   "
+                  "(or --decline, --cancel)", soft_wrap=True, markup=False)  # fmt: skip
+    if len(asked) < len(result.pending):
+        first = next(p.call_id for p in result.pending if p.why != "question")
+        out.print(
+            f"to approve: minloop approve {result.trace_id} {first}{store}   (or --deny --reason TEXT)",
+            soft_wrap=True,
+        )
     options = setup.resume_options()
-    out.print(
-        f"to approve: minloop approve {result.trace_id} {first}{store}   (or --deny --reason TEXT)",
-        soft_wrap=True,
-    )
     out.print(
         f"then:       minloop resume {result.trace_id}{' ' + options if options else ''}", soft_wrap=True
     )
@@ -159,6 +174,73 @@ def approve_command(
         raise typer.Exit(2) from None
     word = "denied" if deny else "approved"
     out.print(f"{word} {', '.join(calls)} of {run_id}; go on with: minloop resume {run_id}", soft_wrap=True)
+
+
+def answer_command(
+    run_id: Annotated[str, typer.Argument(help="The paused run.")],
+    call: Annotated[str, typer.Argument(help="The call whose server asked (see the paused run).")],
+    given: Annotated[
+        str | None,
+        typer.Option(
+            "--json",
+            help="The answer as a JSON object: the form's fields, or by question key "
+            "when the server asked several questions.",
+        ),
+    ] = None,
+    decline: Annotated[bool, typer.Option("--decline", help="Decline the questions.")] = False,
+    cancel: Annotated[bool, typer.Option("--cancel", help="Dismiss the questions without a choice.")] = False,
+    show_url: Annotated[
+        bool, typer.Option("--show-url", help="Print the whole address of a page the server asks to visit.")
+    ] = False,
+    by: Annotated[str | None, typer.Option(help="Who answers (default: the user name).")] = None,
+    store: StoreOption = None,
+    trace_db: Annotated[Path | None, typer.Option(help="The trace database runs.db sits beside.")] = None,
+) -> None:
+    """Answer the questions a tool's server asked in a paused run (accept with --json, or --decline
+    or --cancel); `minloop resume RUN` then sends the answers."""
+    opened = _open(store, trace_db)
+    try:
+        pending = _asked(opened, run_id, call)
+        if show_url:
+            for q in pending.questions:
+                out.print(f"{q.key}: {q.url or '(not a page)'}", soft_wrap=True, markup=False)
+            return
+        answers = answers_for(Asking(pending.questions, None), _given(pending, given, decline, cancel))
+        opened.decide(run_id, {call: Verdict(True, None, by or getpass.getuser(), time.time(), answers)})
+    except (MinloopError, ValueError) as exc:
+        err.print(Text.assemble(("error:", "bold red"), f" {exc}"), soft_wrap=True)
+        raise typer.Exit(2) from None
+    word = {True: "declined", False: "cancelled" if cancel else "answered"}[decline]
+    out.print(f"{word} {call} of {run_id}; go on with: minloop resume {run_id}", soft_wrap=True)
+
+
+def _asked(store: RunStore, run_id: str, call: str) -> PendingCall:
+    found = [p for p in store.load(run_id).pending if p.why == "question"]
+    for p in found:
+        if p.call_id == call:
+            return p
+    waiting = ", ".join(p.call_id for p in found) or "none"
+    raise MinloopError(
+        f"run {run_id}: no call {call} waits for answers to its server's questions (waiting: {waiting})"
+    )
+
+
+def _given(pending: PendingCall, given: str | None, decline: bool, cancel: bool) -> Any:
+    if decline + cancel + (given is not None) > 1:
+        raise MinloopError("give one of --json, --decline and --cancel")
+    if decline or cancel:
+        return UserAnswer("decline" if decline else "cancel")
+    if given is None:
+        return UserAnswer()
+    try:
+        content = json.loads(given)
+    except ValueError as exc:
+        raise MinloopError(f"--json: not JSON: {exc}") from None
+    if not isinstance(content, dict):
+        raise MinloopError(f"--json: give a JSON object, not {type(content).__name__}")
+    if len(pending.questions) == 1:
+        return UserAnswer(content=content)
+    return {k: UserAnswer(content=v if isinstance(v, dict) else None) for k, v in content.items()}
 
 
 def _open(store: str | None, trace_db: Path | None) -> RunStore:

@@ -30,7 +30,7 @@ from ..decision import CallTools, Decision
 from ..exceptions import ModelError
 from ..layer import CallModel, Layer
 from ..models.base import ModelRequest
-from ..result import RunResult, Step
+from ..result import RunResult, Step, pending_dict
 from ..state import Outcome, Reply, RunState
 
 __all__ = ["Event", "EventKind", "RecordingSink", "TraceSink", "Tracer", "Tracing", "mark_resumed", "report"]
@@ -213,6 +213,6 @@ class Tracing(Layer):
             model_calls=result.model_calls,
             tool_calls=result.tool_calls,
             cost=result.cost,
-            pending=to_jsonable_python(result.pending, fallback=str),
+            pending=[pending_dict(p) for p in result.pending],
         )
         return result

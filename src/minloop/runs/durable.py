@@ -9,6 +9,13 @@ a new model call, a recorded outcome instead of running the call again, and a ca
 but never finished is *in doubt*: run again only if its tool is idempotent, otherwise reported
 to the model as ``ERR_TOOL_IN_DOUBT`` (or, with ``in_doubt="pause"``, left for a person).
 
+A call whose server asks the user a question (``minloop.questions``) is recorded with the
+question and the server's state before anything else happens; then ``ask_user`` answers it, or
+the run pauses with the call pending (``why="question"``) until ``resume`` brings the answers.
+The call is made again with them and the state: a first round is never sent twice. A later
+round that may or may not have reached the server before a crash is sent again only if the tool
+is safe to repeat, otherwise reported in doubt.
+
 Store rows hold only what the redactor leaves: a call whose arguments held a secret cannot be
 run after a resume (``ERR_TOOL_NOT_STORED``), and a resumed run reads its transcript redacted.
 """
@@ -30,6 +37,7 @@ from ..layer import CallModel, Execute, Layer, StopRun
 from ..layers.approval import DENIED, Approver, ask
 from ..messages import ToolCall
 from ..models.base import ModelRequest, ModelResponse, Usage
+from ..questions import MAX_ROUNDS, Answered, Answerer, Asked, Asking, answering, ask_all
 from ..result import RunResult, Step
 from ..state import Outcome, Reply, RunState
 from ..tools import Tool
@@ -69,16 +77,18 @@ class Durable(Layer):
     ``True``, ``False``, or ``None`` for no decision: the run pauses). ``tools`` is the
     fingerprint of the loop's tools (name to schema digest), checked when a run is resumed.
     ``finish``, when set, writes a run's end instead of ``store.finish`` (a server writes it
-    together with the run's last events)."""
+    together with the run's last events). ``ask_user`` answers a tool server's questions
+    (``None``: the run pauses for them)."""
 
     approves: ClassVar[bool] = True
     finish: Callable[[str, str, str, dict[str, Any]], None] | None = None
 
     def __init__(self, store: RunStore, tools: dict[str, str], *, approve: Approver | None = None,
                  redact: Callable[[Any], Any] | None = None, lease: float = 30.0,
-                 in_doubt: Literal["report", "pause"] = "report", tag: str | None = None) -> None:  # fmt: skip
+                 in_doubt: Literal["report", "pause"] = "report", tag: str | None = None,
+                 ask_user: Answerer | None = None) -> None:  # fmt: skip
         self.store, self.tools, self.approve, self.redact = store, tools, approve, redact
-        self.lease, self.in_doubt, self.tag = lease, in_doubt, tag
+        self.lease, self.in_doubt, self.tag, self.ask_user = lease, in_doubt, tag, ask_user
 
     def of(self, run: RunState) -> _Run:
         return run.local(self, lambda: _Run(this_process(), Snapshots(self.redact)))
@@ -149,6 +159,8 @@ class Durable(Layer):
         """The call's record as pending, when it needs a decision nobody has made."""
         tool = run.tools.get(call.name)
         record = r.calls.get((run.index, call.id))
+        if record is not None and record.why == "question":
+            return record if record.phase == "pending" else None  # a question still unanswered
         if tool is None or (
             record is not None and (record.phase == "finished" or record.verdict is not None)
         ):
@@ -177,12 +189,15 @@ class Durable(Layer):
         record = r.calls.get(key)
         if record is not None and record.phase == "finished" and record.outcome is not None:
             return _replayed(record.outcome)
+        asked = None if record is None else record.asking
         base = CallRecord(run.index, call.id, call.name, self.redact_(call.arguments), "started",
-                          None if record is None else record.verdict, why=None if record is None else record.why)  # fmt: skip
+                          None if record is None else record.verdict, None if asked is None else record.outcome,  # type: ignore[union-attr]
+                          why=None if record is None else record.why)  # fmt: skip
         try:
             self._admit(r, call, tool, record)
             self._write(run, r, self.store.put_call, self._until(), base)
-            payload = check_output(tool, await self._renewing(run, r, execute()))
+            sent = None if asked is None else _answered(asked, base.verdict)
+            payload = check_output(tool, await self._rounds(run, r, base, execute, sent))
         except ToolFailure as failure:
             outcome = {
                 "failure": {"code": failure.code, "message": failure.message, "details": failure.details}
@@ -197,8 +212,38 @@ class Durable(Layer):
         )
         return payload
 
+    async def _rounds(self, run: RunState, r: _Run, base: CallRecord, execute: Execute,
+                      sent: Answered | None) -> Any:  # fmt: skip
+        """The call's value: ``execute()``, made again with the answers each time its server asks.
+        A question is written to the store (with the state to echo) before it is answered; one
+        left unanswered pauses the run."""
+        while True:
+            try:
+                with answering(sent):
+                    return await self._renewing(run, r, execute())
+            except Asked as asked:
+                asking = asked.asking
+                if asking.round > MAX_ROUNDS:
+                    raise Asked(asking, f" (it asked {MAX_ROUNDS} times already)") from None
+                pending = replace(base, phase="pending", verdict=None, outcome={"asked": asking.to_dict()},
+                                  why="question")  # fmt: skip
+                self._write(run, r, self.store.put_call, self._until(), pending)
+                answers = await ask_all(self.ask_user, asking)
+                if answers is None:
+                    r.pending.append(pending.pending())
+                    raise StopRun("paused", f"waiting for the user's answers to {base.name} ({base.call_id}): "
+                                            f"{asking.summary()}") from None  # fmt: skip
+                verdict = Verdict(True, None, "ask_user callback", time.time(), answers)
+                base = replace(pending, phase="started", verdict=verdict)
+                self._write(run, r, self.store.put_call, self._until(), base)
+                sent = _answered(asking, verdict)
+
     def _admit(self, r: _Run, call: ToolCall, tool: Tool, record: CallRecord | None) -> None:
         """Raise ``ToolFailure`` for a call that must not run now."""
+        if record is not None and record.why == "question":
+            if record.phase == "started" and not tool.idempotent:  # its last round may have been sent
+                raise ToolFailure("ERR_TOOL_IN_DOUBT", IN_DOUBT)
+            return
         verdict = None if record is None else record.verdict
         if verdict is not None and not verdict.approve:
             text = IN_DOUBT if record is not None and record.why == "in_doubt" else DENIED
@@ -254,6 +299,12 @@ class Durable(Layer):
             self.store.renew(run.trace_id, r.owner, self._until())
         except RunConflictError:
             r.lost = True
+
+
+def _answered(asking: Asking, verdict: Verdict | None) -> Answered:
+    """The next round of a call whose server asked: the recorded answers and state."""
+    answers = {} if verdict is None else dict(verdict.answers or {})
+    return Answered(asking.state, answers, asking.round + 1)
 
 
 def _replayed(outcome: dict[str, Any]) -> Any:

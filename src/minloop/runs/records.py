@@ -4,7 +4,9 @@ A stored run is one ``runs`` row (its status, who drives it and until when, the 
 started with, its state at the last step boundary, its result once it ended) and the rows of
 the step in progress: the model's reply, once it came, and each tool call with where it got to
 (``pending`` a decision, ``decided``, ``started``, ``finished`` with its outcome). Resuming is
-running the loop again from the last step boundary with the recorded reply and outcomes.
+running the loop again from the last step boundary with the recorded reply and outcomes. A call
+whose server asked a question keeps the question and the server's state in its outcome
+(``{"asked": ...}``) from the moment the answer came, so that a resume sends only the next round.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeAlias
+
+from ..questions import Asking, Question, UserAnswer
 
 __all__ = [
     "CallRecord",
@@ -34,27 +38,48 @@ ENDED = frozenset({"success", "max_steps_exceeded", "budget_exceeded", "output_i
 @dataclass(frozen=True, slots=True)
 class Verdict:
     """A person's decision on a call: run it (``approve``) or not, with an optional ``reason``
-    the model reads, ``by`` whom and ``at`` when (seconds since the epoch)."""
+    the model reads, ``by`` whom and ``at`` when (seconds since the epoch). For a call whose
+    server asked questions, ``answers`` by question key."""
 
     approve: bool
     reason: str | None = None
     by: str | None = None
     at: float | None = None
+    answers: Mapping[str, UserAnswer] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"approve": self.approve, "reason": self.reason, "by": self.by, "at": self.at}
+        out: dict[str, Any] = {"approve": self.approve, "reason": self.reason, "by": self.by, "at": self.at}
+        if self.answers is not None:
+            out["answers"] = {k: a.to_dict() for k, a in self.answers.items()}
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Verdict:
+        answers = data.get("answers")
+        return cls(data["approve"], data.get("reason"), data.get("by"), data.get("at"),
+                   None if answers is None else {k: UserAnswer.of(a) for k, a in answers.items()})  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
 class PendingCall:
-    """A call waiting for a decision: ``why`` is ``"approval"`` (its tool needs one) or
-    ``"in_doubt"`` (it started before a crash and may or may not have run)."""
+    """A call waiting for a decision: ``why`` is ``"approval"`` (its tool needs one),
+    ``"in_doubt"`` (it started before a crash and may or may not have run) or ``"question"``
+    (its server asked the user the ``questions``; the decision is their answers)."""
 
     call_id: str
     name: str
     arguments: str
     step: int
-    why: Literal["approval", "in_doubt"] = "approval"
+    why: Literal["approval", "in_doubt", "question"] = "approval"
+    questions: tuple[Question, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """As a listing shows it: a page's host, never its whole address."""
+        out = {"call_id": self.call_id, "name": self.name, "arguments": self.arguments, "step": self.step,
+               "why": self.why}  # fmt: skip
+        if self.questions:
+            out["questions"] = [q.shown() for q in self.questions]
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,11 +92,22 @@ class CallRecord:
     arguments: str
     phase: Phase
     verdict: Verdict | None = None
-    outcome: dict[str, Any] | None = None  # {"value": ...} or {"failure": {"code", "message", "details"}}
+    outcome: dict[str, Any] | None = (
+        None  # {"value": ...}, {"failure": {"code", "message", "details"}}, {"asked": ...}
+    )
     why: str | None = None
 
+    @property
+    def asking(self) -> Asking | None:
+        """What the call's server asked last, when it asked."""
+        asked = (self.outcome or {}).get("asked")
+        return None if asked is None else Asking.from_dict(asked)
+
     def pending(self) -> PendingCall:
-        return PendingCall(self.call_id, self.name, self.arguments, self.step, self.why or "approval")  # type: ignore[arg-type]
+        asking = self.asking
+        questions = () if asking is None else asking.questions
+        why: Any = self.why or "approval"
+        return PendingCall(self.call_id, self.name, self.arguments, self.step, why, questions)
 
 
 @dataclass(frozen=True, slots=True)

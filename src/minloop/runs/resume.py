@@ -21,15 +21,18 @@ from ..exceptions import MinloopError, RunConflictError, RunMismatchError
 from ..layer import Layer
 from ..layers.tracing import mark_resumed
 from ..loop import BaseLoop
+from ..questions import Asking, UserAnswer, answers_for
 from ..tools import Tool
 from .checkpoint import rebuild
 from .durable import Durable
-from .records import ENDED, CallRecord, StoredRun, Verdict
+from .records import ENDED, CallRecord, PendingCall, StoredRun, Verdict
 
 __all__ = ["Decisions", "fingerprint", "resume", "verdicts_of"]
 
-Decisions = Mapping[str, "bool | Verdict"]
-"""Decisions by call id: ``True`` (run it), ``False`` (do not), or a ``Verdict`` with a reason."""
+Decisions = Mapping[str, "bool | Verdict | UserAnswer | Mapping[str, UserAnswer]"]
+"""Decisions by call id: ``True`` (run it), ``False`` (do not), or a ``Verdict`` with a reason.
+For a call whose server asked questions: a ``UserAnswer`` for every question, or answers by
+question key (``True`` accepts, ``False`` declines them all)."""
 
 
 def fingerprint(tools: Mapping[str, Tool]) -> dict[str, str]:
@@ -45,11 +48,19 @@ def durable_of(loop: BaseLoop) -> Durable:
     return found[0]
 
 
-def verdicts_of(decisions: Decisions | None, by: str | None) -> dict[str, Verdict]:
+def verdicts_of(decisions: Decisions | None, by: str | None, pending: Sequence[PendingCall] = (),
+                run_id: str = "") -> dict[str, Verdict]:  # fmt: skip
+    """The decisions as verdicts; those on a call whose server asked (one of ``pending``) carry
+    the answers, checked against the questions (``RunConflictError`` says what does not fit)."""
     now = time.time()
+    asked = {p.call_id: p for p in pending if p.why == "question"}
     out: dict[str, Verdict] = {}
     for call_id, d in (decisions or {}).items():
-        if isinstance(d, Verdict):
+        if call_id in asked:
+            out[call_id] = _answered(
+                run_id, asked[call_id], d, by or (d.by if isinstance(d, Verdict) else None), now
+            )
+        elif isinstance(d, Verdict):
             out[call_id] = Verdict(d.approve, d.reason, d.by or by, d.at or now)
         elif isinstance(d, bool):
             out[call_id] = Verdict(d, None, by, now)
@@ -58,6 +69,16 @@ def verdicts_of(decisions: Decisions | None, by: str | None) -> dict[str, Verdic
                 f"decision for {call_id}: give True, False or a Verdict, not {type(d).__name__}"
             )
     return out
+
+
+def _answered(run_id: str, pending: PendingCall, given: Any, by: str | None, now: float) -> Verdict:
+    if isinstance(given, Verdict):
+        given = given.answers if given.answers is not None else given.approve
+    try:
+        answers = answers_for(Asking(pending.questions, None), given)
+    except ValueError as exc:
+        raise RunConflictError(run_id, f"call {pending.call_id} ({pending.name}): {exc}") from None
+    return Verdict(True, None, by, now, answers)
 
 
 def check(loop: BaseLoop, run_id: str, stored: StoredRun, verdicts: Mapping[str, Verdict]) -> None:
@@ -88,7 +109,7 @@ def resume(loop: BaseLoop, run_id: str, decisions: Decisions | None = None, *, b
     """The stored run ``run_id``, taken by this process and ready to drive from where it was."""
     durable = durable_of(loop)
     stored = durable.store.load(run_id)
-    verdicts = verdicts_of(decisions, by)
+    verdicts = verdicts_of(decisions, by, stored.pending, run_id)
     check(loop, run_id, stored, verdicts)
     state = rebuild(loop, run_id, stored.state)
     r = durable.of(state)

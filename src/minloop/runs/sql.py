@@ -245,5 +245,5 @@ def _stored(run_id: str, row: Any, calls: list[Any]) -> StoredRun:
 def _call(row: Any) -> CallRecord:
     step, call_id, name, arguments, phase, verdict, outcome, why = row
     v = json.loads(verdict) if verdict else None
-    return CallRecord(step, call_id, name, arguments, phase, Verdict(**v) if v else None,
+    return CallRecord(step, call_id, name, arguments, phase, Verdict.from_dict(v) if v else None,
                       json.loads(outcome) if outcome else None, why)  # fmt: skip

@@ -2,14 +2,18 @@
 ``/.well-known/agent-card.json``, JSON-RPC (message send and stream) at ``/a2a``.
 
 A message starts a run and its task follows the run's status: working, then completed (the
-answer as an artifact), failed, or input-required when the run paused for an approval; the next
-message on that task is the decision ("yes"/"是" approves, anything else denies) and resumes it.
+answer as an artifact), failed, or input-required when the run paused for an approval or for a
+tool server's questions; the next message on that task is the decision ("yes"/"是" approves,
+anything else denies) or the answer (a JSON object: the form's fields, or by question key when
+there are several; "decline"/"拒绝" or "cancel"/"取消") and resumes it.
 A task, like a run, belongs to the token that sent its first message: the SDK's task store
 keeps each caller's tasks apart, and another token finds no such task.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from a2a.auth.user import User
@@ -21,7 +25,10 @@ from a2a.server.routes import DefaultServerCallContextBuilder, create_agent_card
 from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
 from a2a.types import AgentCapabilities, AgentCard, AgentInterface, AgentSkill
 
+from ..exceptions import RunConflictError
+from ..questions import UserAnswer
 from ..result import RunResult
+from ..runs.records import PendingCall
 from .bodies import bearer
 from .runs import tag_of
 
@@ -34,6 +41,8 @@ if TYPE_CHECKING:
 __all__ = ["a2a_routes"]
 
 YES = ("yes", "y", "approve", "ok", "是", "好", "同意", "批准")
+DECLINE = ("decline", "no", "n", "拒绝", "不", "否")
+CANCEL = ("cancel", "取消")
 
 
 class Caller(User):
@@ -75,9 +84,14 @@ class LoopExecutor(AgentExecutor):
         if run_id is None:
             result = await loop.run(text)
         else:
-            approve = text.strip().lower().rstrip(".!。！") in YES
             pending = self.runs[0].store.load(run_id).pending
-            result = await loop.resume(run_id, {p.call_id: approve for p in pending}, by="a2a")
+            try:
+                result = await loop.resume(run_id, {p.call_id: _decision(p, text) for p in pending}, by="a2a")
+            except RunConflictError as exc:  # an answer that does not fit: ask again
+                self.paused[context.task_id] = run_id
+                words = f"{exc}\n{_asks(pending)}"
+                await updater.requires_input(updater.new_agent_message([new_text_part(words)]))
+                return
         await self._report(result, updater, context.task_id)
 
     async def _report(self, result: RunResult, updater: TaskUpdater, task_id: str) -> None:
@@ -86,9 +100,7 @@ class LoopExecutor(AgentExecutor):
             await updater.complete()
         elif result.status == "paused":
             self.paused[task_id] = result.trace_id
-            asks = "; ".join(f"{p.name}({p.arguments})" for p in result.pending)
-            words = f"Approve {asks}? Reply yes or no. / 是否批准 {asks}？请回复 是 或 否。"
-            await updater.requires_input(updater.new_agent_message([new_text_part(words)]))
+            await updater.requires_input(updater.new_agent_message([new_text_part(_asks(result.pending))]))
         else:
             why = f"{result.status}: {result.error or result.output or ''}"
             await updater.failed(updater.new_agent_message([new_text_part(why)]))
@@ -96,6 +108,47 @@ class LoopExecutor(AgentExecutor):
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
         assert context.task_id and context.context_id
         await TaskUpdater(event_queue, context.task_id, context.context_id).cancel()
+
+
+def _asks(pending: Sequence[PendingCall]) -> str:
+    """What a paused task asks its caller, in English and Chinese."""
+    lines = []
+    approve = "; ".join(f"{p.name}({p.arguments})" for p in pending if p.why != "question")
+    if approve:
+        lines.append(f"Approve {approve}? Reply yes or no. / 是否批准 {approve}？请回复 是 或 否。")
+    for p in pending:
+        for q in p.questions:
+            what = (
+                json.dumps(q.schema, ensure_ascii=False)
+                if q.kind == "form"
+                else f"a page on {q.host} / {q.host} 上的页面"
+            )
+            lines.append(
+                f"{q.server} asks ({q.key}): {q.message} [{what}] / {q.server} 询问（{q.key}）：{q.message}"
+            )
+    if any(p.why == "question" for p in pending):
+        lines.append(
+            "Reply with a JSON object of the fields, or decline or cancel. / 请回复字段的 JSON 对象，或 拒绝、取消。"
+        )
+    return "\n".join(lines)
+
+
+def _decision(pending: PendingCall, text: str) -> Any:
+    """The caller's reply as the decision on one pending call."""
+    word = text.strip().lower().rstrip(".!。！")
+    if pending.why != "question":
+        return word in YES
+    if word in DECLINE or word in CANCEL:
+        return UserAnswer("decline" if word in DECLINE else "cancel")
+    try:
+        given = json.loads(text)
+    except ValueError:
+        given = None
+    if not isinstance(given, dict):
+        return UserAnswer("accept" if word in YES else "decline")
+    if len(pending.questions) == 1:
+        return UserAnswer(content=given)
+    return {k: UserAnswer(content=v if isinstance(v, dict) else None) for k, v in given.items()}
 
 
 def agent_card(url: str, name: str, description: str) -> AgentCard:

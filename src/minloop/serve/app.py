@@ -5,6 +5,8 @@ text/event-stream``, its events instead, its address in ``Location``); ``GET /ru
 status, pending calls and result; ``GET /runs/{id}/events`` its events as server-sent events
 (``Last-Event-ID`` resumes after the last one seen); ``GET /runs/{id}/pending``;
 ``POST /runs/{id}/calls/{call_id}/approve`` or ``/deny`` (a decision, then the run goes on);
+``POST /runs/{id}/calls/{call_id}/answer`` {"content"} or {"action": "decline"} (the answer to
+a tool server's questions; {"answers": {KEY: {...}}} for several), then the run goes on;
 ``POST /runs/{id}/resume``; ``POST /runs/{id}/cancel``; ``POST /v1/chat/completions``.
 With tokens every request needs ``Authorization: Bearer TOKEN``, and sees only the runs
 started with its own token. Any worker sharing the store answers any of these for any run.
@@ -29,7 +31,7 @@ from ..exceptions import RunConflictError, RunError, RunMismatchError, RunNotFou
 from ..runs.records import SharedRunStore, Verdict
 from ..runs.shared import KEPT_FOR
 from ..standard import Loop
-from .bodies import BadRequest, DecisionBody, ResumeBody, StartBody, bearer, read_body
+from .bodies import AnswerBody, BadRequest, DecisionBody, ResumeBody, StartBody, bearer, read_body
 from .chat import chat_completions
 from .errors import error, http_error, server_error, shown
 from .events import EventStream
@@ -91,6 +93,7 @@ def create_app(loop: Loop, store: SharedRunStore, *, token: str | Sequence[str] 
         route("/runs/{run_id}/pending", _pending, "GET"),
         route("/runs/{run_id}/calls/{call_id}/approve", _approve, "POST"),
         route("/runs/{run_id}/calls/{call_id}/deny", _deny, "POST"),
+        route("/runs/{run_id}/calls/{call_id}/answer", _answer, "POST"),
         route("/runs/{run_id}/resume", _resume, "POST"),
         route("/runs/{run_id}/cancel", _cancel, "POST"),
         route("/v1/chat/completions", chat_completions, "POST"),
@@ -177,6 +180,13 @@ async def _approve(request: Request, runs: Runs, token: str | None) -> Response:
 
 async def _deny(request: Request, runs: Runs, token: str | None) -> Response:
     return await _decide(request, runs, token, False)
+
+
+async def _answer(request: Request, runs: Runs, token: str | None) -> Response:
+    body = await read_body(request, AnswerBody)
+    run_id, call_id = request.path_params["run_id"], request.path_params["call_id"]
+    runs.resume(run_id, token, {call_id: body.decision()})
+    return JSONResponse({"run_id": run_id, "status": "running"}, status_code=202)
 
 
 async def _resume(request: Request, runs: Runs, token: str | None) -> Response:

@@ -11,7 +11,16 @@ from starlette.requests import Request
 from ..messages import loads, transcript_problems
 from .errors import shown
 
-__all__ = ["BadRequest", "ChatBody", "DecisionBody", "ResumeBody", "StartBody", "bearer", "read_body"]
+__all__ = [
+    "AnswerBody",
+    "BadRequest",
+    "ChatBody",
+    "DecisionBody",
+    "ResumeBody",
+    "StartBody",
+    "bearer",
+    "read_body",
+]
 
 MAX_BODY = 1_000_000  # bytes
 MAX_PROMPT = 100_000  # characters
@@ -37,6 +46,24 @@ class StartBody(_Strict):
 
 class DecisionBody(_Strict):
     reason: str | None = Field(default=None, max_length=10_000)
+
+
+class AnswerOf(_Strict):
+    action: Literal["accept", "decline", "cancel"] = "accept"
+    content: dict[str, Any] | None = None
+
+
+class AnswerBody(AnswerOf):
+    """The answer to every question of a call, or ``answers`` by question key."""
+
+    answers: dict[str, AnswerOf] | None = None
+
+    def decision(self) -> Any:
+        from ..questions import UserAnswer
+
+        if self.answers is not None:
+            return {k: UserAnswer(a.action, a.content) for k, a in self.answers.items()}
+        return UserAnswer(self.action, self.content)
 
 
 class ResumeBody(_Strict):

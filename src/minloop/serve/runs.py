@@ -16,15 +16,14 @@ import hashlib
 import logging
 import random
 import time
-from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
 from ..exceptions import MinloopError, RunConflictError, RunNotFoundError
 from ..layers.streaming import LoopStream, RunEnd
 from ..runs.owner import stalled, this_process
-from ..runs.records import ENDED, SharedRunStore, Verdict
-from ..runs.resume import durable_of
+from ..runs.records import ENDED, SharedRunStore
+from ..runs.resume import Decisions, durable_of
 from ..runs.shared import KEPT_FOR
 from ..standard import Loop
 from .events import event_dict
@@ -75,11 +74,11 @@ class Runs:
         self._drive(stream, tag, 1)
         return stream.trace_id
 
-    def resume(self, run_id: str, token: str | None, decisions: Mapping[str, Verdict] | None = None) -> None:
+    def resume(self, run_id: str, token: str | None, decisions: Decisions | None = None) -> None:
         self.check(run_id, token)
         self.take(run_id, tag_of(token), decisions or {}, "http")
 
-    def take(self, run_id: str, tag: str, decisions: Mapping[str, Verdict], by: str) -> None:
+    def take(self, run_id: str, tag: str, decisions: Decisions, by: str) -> None:
         """Resume the run here (``RunConflictError`` if it is going here or anywhere else)."""
         log = self.journal.logs.get(run_id)
         if log is not None and not log.done:
@@ -154,8 +153,7 @@ class Runs:
         self.check(run_id, token)
         stored = self.store.load(run_id)
         status = stored.row.status
-        pending = [{"call_id": p.call_id, "name": p.name, "arguments": p.arguments, "why": p.why}
-                   for p in stored.pending]  # fmt: skip
+        pending = [p.to_dict() for p in stored.pending]
         return {"run_id": run_id, "status": status, "steps": stored.row.steps, "pending": pending,
                 "result": stored.result if status in ENDED or status == "paused" else None}  # fmt: skip
 
