@@ -6,7 +6,8 @@ A call to a tool that needs approval, with no decision at hand, pauses the run (
 ``paused``, the calls in ``RunResult.pending``) before anything of that step runs. A resumed
 run (``minloop.runs.resume``) goes through the same hooks: a recorded reply is used instead of
 a new model call, a recorded outcome instead of running the call again, and a call that started
-but never finished is *in doubt*: run again only if its tool is idempotent, otherwise reported
+but never finished is *in doubt*: run again only if its tool is safe to repeat (idempotent,
+read-only, or taking the call's ``CallKey``, the same on the repeat), otherwise reported
 to the model as ``ERR_TOOL_IN_DOUBT`` (or, with ``in_doubt="pause"``, left for a person).
 
 A call whose server asks the user a question (``minloop.questions``) is recorded with the
@@ -165,7 +166,7 @@ class Durable(Layer):
             record is not None and (record.phase == "finished" or record.verdict is not None)
         ):
             return None
-        doubt = record is not None and record.phase == "started" and not tool.idempotent
+        doubt = record is not None and record.phase == "started" and not tool.repeatable
         if not (tool.needs_approval or (doubt and self.in_doubt == "pause")):
             return None
         try:
@@ -254,7 +255,7 @@ class Durable(Layer):
         if call.id in r.scrubbed:
             raise ToolFailure("ERR_TOOL_NOT_STORED", NOT_STORED)
         approved = verdict is not None and verdict.approve
-        if record is not None and record.phase == "started" and not tool.idempotent and not approved:
+        if record is not None and record.phase == "started" and not tool.repeatable and not approved:
             raise ToolFailure("ERR_TOOL_IN_DOUBT", IN_DOUBT)
         if tool.needs_approval and not approved:
             raise ToolFailure("ERR_TOOL_DENIED", DENIED)  # a fallback tool, asked in the step itself
