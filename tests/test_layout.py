@@ -15,11 +15,12 @@ MAX_FUNCTION_LINES = 60
 CORE = {
     "decision", "driver", "exceptions", "execute", "fallback", "guard", "layer", "log", "loop", "messages",
     "redact", "result", "schemas", "state", "tools", "workers", "models.__init__", "models.base", "envelope",
-    "textcalls", "questions",
+    "textcalls", "questions", "callshapes",
 }  # fmt: skip
 ROOMS = (
     "layers", "standard", "cli", "trace", "batch", "evals", "builtins", "testing", "factory", "doctor", "mcp",
-    "models.local", "models.openai", "models.sse", "models.scripted", "models.written", "language", "runs", "serve",
+    "models.local", "models.openai", "models.sse", "models.scripted", "models.written", "models.runaway",
+    "models.unparsed", "language", "runs", "serve",
 )  # fmt: skip
 STEPS = ("loop", "driver", "state")  # the four steps themselves
 FEATURE_WORDS = (

@@ -34,12 +34,24 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
+from .callshapes import BLOCKS, gemma_calls, python_calls
+
 __all__ = ["TextCalls", "json_payloads", "json_values", "may_become_call", "read_calls", "written_call"]
 
 _TOOL_CALL = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
+_MARKED = [_TOOL_CALL] + [
+    re.compile(
+        rf"{re.escape(start)}\s*(.*?)\s*(?:{re.escape(end) if end else '<[|]eo[mt]_id[|]>'}|$)", re.DOTALL
+    )
+    for start, end in BLOCKS
+]
 _FENCE = re.compile(r"^```[ \t]*(?:json|JSON|tool_call)?[ \t]*\n?(.*?)\n?[ \t]*```$", re.DOTALL)
 _OPEN_FENCE = re.compile(r"^```[ \t]*(?:json|JSON|tool_call)?[ \t]*\n")
 _CALL_START = re.compile(r'^\[?\s*\{\s*"(?:name|function|tool|tool_name)"\s*:\s*"([^"\\]+)("?)')
+_SHAPE_START = re.compile(
+    r"^(<\|python_start\|>|<start_function_call>|<\|python_tag\|>)?\s*(\[)?\s*(call:)?([A-Za-z_][\w.\-]*)?([({])?"
+)
+_WORD = re.compile(r"([A-Za-z_][\w.\-]*)([(:]?)")
 _LEAD_IN_CHARS = 120
 _EXAMPLE_WORDS = re.compile(
     r"example|e\.g\.|sample|format|schema|like this|such as|would look|here is how|示例|例如|比如|样例|格式|如下所示",
@@ -69,20 +81,38 @@ def read_calls(text: str, names: Collection[str]) -> TextCalls | None:
     """The calls to the tools ``names`` that ``text`` is made of, or ``None`` when it is an answer."""
     if not names or not text.strip():
         return None
-    if "<tool_call>" in text:
-        blocks = _TOOL_CALL.findall(text)
-        rest = _TOOL_CALL.sub("", text).strip()
-        found = _calls_of([_loads(b) for b in blocks], names)
+    if (tagged := _tagged(text)) is not None:
+        blocks, rest = tagged
+        found = _calls_of([_shaped(b) for b in blocks], names)
         return TextCalls(found, rest) if found else None
     lead, body = _split_lead_in(text.strip())
     if lead is not None and (len(lead) > _LEAD_IN_CHARS or _EXAMPLE_WORDS.search(lead)):
         return None
-    if (fence := _FENCE.match(body)) is not None:
-        body = fence.group(1).strip()
+    fence = _FENCE.match(body)
+    body = fence.group(1).strip() if fence is not None else body
     if "```" in body:
         return None
-    found = _calls_of([_loads(body)], names)
+    value = _loads(body)  # a code sample in a fence is not read as Python
+    found = _calls_of([value if value is not None or fence else _shaped(body)], names)
     return TextCalls(found, lead or "") if found else None
+
+
+def _tagged(text: str) -> tuple[list[str], str] | None:
+    """The blocks between the first kind of call markers ``text`` holds (``<tool_call>``,
+    ``<|python_start|>``, ...), and the text outside them; ``None`` when it holds none."""
+    for pattern in _MARKED:
+        if pattern.search(text):
+            return pattern.findall(text), pattern.sub("", text).strip()
+    return None
+
+
+def _shaped(text: str) -> Any:
+    """One piece of a reply as a value: JSON, else calls written as Python or as FunctionGemma
+    writes them (``minloop.callshapes``), else ``None``."""
+    value = _loads(text)
+    if value is None:
+        value = python_calls(text) or gemma_calls(text)
+    return value
 
 
 def written_call(text: str, names: Collection[str]) -> bool:
@@ -91,7 +121,7 @@ def written_call(text: str, names: Collection[str]) -> bool:
     made up), or a call cut off before its end."""
     if not names or not text.strip():
         return False
-    if read_calls(text, names) is not None:
+    if read_calls(text, names) is not None or _cut_off_shape(text.strip(), names):
         return True
     lead, body = _split_lead_in(text.strip())
     if lead is not None and (len(lead) > _LEAD_IN_CHARS or _EXAMPLE_WORDS.search(lead)):
@@ -139,12 +169,34 @@ def _cut_off_call(rest: str, names: Collection[str]) -> bool:
     return name in names if closed else any(n.startswith(name) for n in names)
 
 
-def may_become_call(text: str) -> bool:
+def _cut_off_shape(text: str, names: Collection[str]) -> bool:
+    """Whether ``text`` begins a call to one of ``names`` in another shape than bare JSON (in call
+    markers, Python's, FunctionGemma's) that could not be read: cut off, or run on into more."""
+    start = _SHAPE_START.match(text)
+    if start is None:
+        return False
+    marker, bracket, gemma, name, opened = start.groups()
+    if marker and _cut_off_call(text[len(marker) :].lstrip(), names):
+        return True
+    if name not in names or (not marker and opened != ("{" if gemma else "(")):
+        return False
+    return bool(marker or bracket or gemma) or ")" not in text  # bare: only when cut off
+
+
+def may_become_call(text: str, names: Collection[str] = ()) -> bool:
     """Whether a reply that begins with ``text`` may still turn out to be a call from here on: a
-    stream holds such text back until the reply is whole (a lead-in line is not held)."""
+    stream holds such text back until the reply is whole (a lead-in line is not held). With the
+    tools' ``names``, so is text that begins a call written as Python or as FunctionGemma does
+    (``get_weather(``, ``call:``)."""
     stripped = text.lstrip()
     if not stripped or stripped[0] in "{[`<":
         return True
+    if names and (word := _WORD.match(stripped)) is not None:
+        name, after = word.groups()
+        if after:
+            return name in names if after == "(" else name == "call"
+        if word.end() == len(stripped):  # the first word is still being written
+            return any(n.startswith(name) for n in (*names, "call"))
     head, newline, rest = stripped.partition("\n")
     if not newline or len(head) > _LEAD_IN_CHARS or _EXAMPLE_WORDS.search(head):
         return False
@@ -169,7 +221,7 @@ def _split_lead_in(text: str) -> tuple[str | None, str]:
         return None, text
     head, _, rest = text.partition("\n")
     rest = rest.strip()
-    if rest[:1] in "{[`":
+    if rest and rest[0] in "{[`":
         return head.strip(), rest
     return None, text
 

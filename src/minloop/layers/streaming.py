@@ -166,7 +166,7 @@ async def _consume(
                 continue
             if isinstance(part, TextDelta):
                 text += part.text
-                if names and may_become_call(text):
+                if names and may_become_call(text, names):
                     continue
                 part, wrote = TextDelta(text[len(wrote) :]), text
             elif isinstance(part, ToolCallStarted):
