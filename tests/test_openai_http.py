@@ -39,6 +39,7 @@ def test_wire_format_round_trip() -> None:
         "messages": [{"role": "user", "content": "Weather in Beijing?"}],
         "tools": [get_weather.spec()],
         "tool_choice": "auto",
+        "max_tokens": 4096,  # the default cap of one reply
     }
     assert masked(second["messages"], result.trace_id) == [
         {"role": "user", "content": "Weather in Beijing?"},

@@ -41,6 +41,10 @@
   copy it), and the next call is sent with tools off, as after decay (asked again with tools on, a
   model that did this does it again).
   ``Controls(text_calls=False)`` turns this off.
+* A reply the model stopped at its length cap (``ModelResponse.stopped``, see
+  ``minloop.models.runaway``) is ``Blank`` too: cut off, it is neither the answer nor a call to
+  run; the next call is sent with tools off and a note saying why. A reply stopped where it
+  began to repeat itself is read as what it wrote before the repeat.
 """
 
 from __future__ import annotations
@@ -51,7 +55,7 @@ from typing import Any, ClassVar, Literal, TypeAlias
 
 from .execute import MAX_RESULT_CHARS, ToolResult
 from .messages import Message, ResultRole, ToolCall, tool_calls_of
-from .models.base import ToolChoice
+from .models.base import Stopped, ToolChoice
 from .textcalls import json_values, read_calls, written_call
 from .tools import Tool
 
@@ -108,6 +112,8 @@ LIMIT_TEXT = (
 UNRUN_CALLS = "tool calls written as text that are not run"
 COPIED_RESULT = "a tool result copied as the reply"
 ECHOED = "the user's question or a called tool's name given back as the reply"
+TOO_LONG = "a reply stopped at the length cap"
+TOO_LONG_NOTE = "Your last reply was stopped: it ran past the length limit. Give a short final answer now."
 MODEL_FAULTS = frozenset({"ERR_TOOL_UNKNOWN", "ERR_TOOL_ARGS_INVALID", "ERR_TOOL_REPEATED"})
 
 
@@ -156,10 +162,12 @@ class CallTools:
 @dataclass(frozen=True, slots=True)
 class Blank:
     """Neither an answer nor a call: no text and no calls (``why`` is ``None``), or text that is
-    neither (``why`` says what: ``UNRUN_CALLS``, ``COPIED_RESULT``, ``ECHOED``)."""
+    neither (``why`` says what: ``UNRUN_CALLS``, ``COPIED_RESULT``, ``ECHOED``, ``TOO_LONG``);
+    ``note`` is sent to the model with the next call."""
 
     message: Message
     why: str | None = None
+    note: str | None = None
     kind: ClassVar[DecisionKind] = "blank"
 
 
@@ -183,13 +191,18 @@ def decide(
     tools: Collection[str] = (),
     *,
     tools_off: bool = False,
+    stopped: Stopped | None = None,
 ) -> Decision:
     """Classify the model's reply; calls get unique ids if the model left them out.
 
     ``messages`` is the transcript so far, given to ``answer_check``; a text that is a call to
     one of ``tools`` (names) is that call, unless ``tools_off`` (the call was made with tools
-    off). Text that is neither a call to run nor an answer (``not_an_answer``) is ``Blank``.
+    off). Text that is neither a call to run nor an answer (``not_an_answer``) is ``Blank``, and
+    so is a reply stopped at the length cap (``stopped == "length"``: cut off, whatever it was
+    becoming); the model is told so with the next call, made with tools off.
     """
+    if stopped == "length":
+        return Blank(message, TOO_LONG, TOO_LONG_NOTE)
     raw_calls = tool_calls_of(message) or _legacy_call(message)
     if not raw_calls and tools and (text := reply_text(message)):
         found = None if tools_off else read_calls(text, tools)

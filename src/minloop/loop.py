@@ -24,7 +24,6 @@ from .decision import (
     CallTools,
     Controls,
     Decision,
-    Unfinished,
     control_message,
     decide,
     invalid_streak,
@@ -193,7 +192,8 @@ class BaseLoop:
         check = state.prompt.answer_check if state.prompt else None
         names = self.registry if state.controls.text_calls else ()
         off = state.prompt is not None and state.prompt.tool_choice == "none"
-        decision = decide(reply.response.message, state.index, check, state.messages, names, tools_off=off)
+        decision = decide(reply.response.message, state.index, check, state.messages, names, tools_off=off,
+                          stopped=reply.response.stopped)  # fmt: skip
         return await stack.after_model(state, reply, decision)
 
     async def execute(self, state: RunState, decision: Decision) -> list[ToolResult]:
@@ -217,7 +217,7 @@ class BaseLoop:
         streak = invalid_streak(state.invalid_streak, decision, results, self.controls.decay_after)
         state.invalid_streak = streak
         state.tool_steps += bool(results)
-        state.note = decision.note if isinstance(decision, Unfinished) else None
+        state.note = getattr(decision, "note", None)  # an unfinished answer's, a blank reply's
         step = Step(
             index=state.index, decision=decision.kind, message=decision.message,
             tool_calls=decision.calls if isinstance(decision, CallTools) else (), results=tuple(results),

@@ -10,6 +10,9 @@ A model that can hold its final answer to a JSON schema (structured output) says
 passes the answer check it will apply (``ModelRequest.answer_check``), so a model may stop
 generating an answer the check is bound to replace.
 
+A model that stops a reply running away (repeating itself, or past a length cap) says so in
+``ModelResponse.stopped`` (see ``minloop.models.runaway``).
+
 A model that streams yields the pieces of its reply as they are written (``TextDelta``,
 ``ToolCallStarted``, ``ArgumentsDelta``), then the whole ``ModelResponse``.
 """
@@ -28,6 +31,7 @@ __all__ = [
     "ModelDelta",
     "ModelRequest",
     "ModelResponse",
+    "Stopped",
     "StreamingModel",
     "TextDelta",
     "ToolCallStarted",
@@ -72,10 +76,19 @@ class ModelRequest:
     answer_check: Callable[..., Any] | None = None  # the check the loop will apply to an answer
 
 
+Stopped: TypeAlias = Literal["repeated", "length"]
+"""Why a reply was stopped before its end (``minloop.models.runaway``): it began to repeat itself
+(its text is cut where the repeat began), or it passed the length cap."""
+
+
 @dataclass(frozen=True, slots=True)
 class ModelResponse:
+    """One assistant message and its usage; ``stopped`` says why the reply was stopped before its
+    end, when it was."""
+
     message: Message
     usage: Usage = field(default_factory=Usage)
+    stopped: Stopped | None = None
 
 
 @runtime_checkable

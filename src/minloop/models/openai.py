@@ -27,6 +27,8 @@ from ..exceptions import ModelError, ModelHTTPError, TranscriptError
 from ..guard import ensure_not_in_tool
 from ..messages import Message
 from .base import ModelRequest, ModelResponse, Usage
+from .runaway import whole_reply
+from .unparsed import recovered, unparsed_text
 from .written import calls_as_text
 
 if TYPE_CHECKING:
@@ -37,6 +39,9 @@ if TYPE_CHECKING:
 __all__ = ["OpenAIClientModel", "OpenAIModel", "parse_completion", "request_body"]
 
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
+MAX_TOKENS = 4096  # the default cap of one reply: far above an agent's answer, far below a runaway
+CAPS = ("max_tokens", "max_completion_tokens", "n_predict")  # the names servers give the cap
+UNPARSED = "the server could not parse the model's tool call, asked twice"
 ToolsOff: TypeAlias = Literal["text", "omit", "tool_choice"]
 
 
@@ -57,6 +62,16 @@ class OpenAIModel:
     calls goes on writing them. ``"omit"`` leaves the transcript as it is; ``"tool_choice"`` sends
     the tools with ``tool_choice: "none"`` (for a provider that wants the tools whenever the
     transcript holds calls).
+
+    ``max_tokens`` (default ``MAX_TOKENS``; ``None``: none) caps one reply: it is sent as
+    ``max_tokens`` (to ``api.openai.com`` as ``max_completion_tokens``), unless ``extra_body``
+    names a cap of its own, which is then the cap; and it is held on this side too, for a server
+    that ignores it: a stream is closed once the reply passes it, a whole reply that passed it is
+    marked. A reply that writes again what it just wrote (``minloop.models.runaway``) is stopped
+    there, streamed or not. Such a reply comes back with ``ModelResponse.stopped`` saying why.
+    A server that answers it could not parse the model's tool call (Ollama's HTTP 500 "error
+    parsing tool call") is read by ``minloop.models.unparsed``: the call in the error's text is
+    the reply when it calls a registered tool, else the request is sent once more.
 
     Retries: a connection error, a response whose body is cut off or is not a Chat Completion
     (even with status 200), and statuses 408/409/429/5xx are tried again up to ``max_retries``
@@ -83,9 +98,11 @@ class OpenAIModel:
         context_window: int | None = None,
         structured_output: bool = True,
         tools_off: ToolsOff = "text",
+        max_tokens: int | None = MAX_TOKENS,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         self.name = model
+        self.max_tokens = max_tokens
         self.tools_off: ToolsOff = tools_off
         self.structured_output = structured_output
         self.context_window = context_window
@@ -105,12 +122,16 @@ class OpenAIModel:
         return f"OpenAIModel({self.name!r}, url={self.url!r})"
 
     def payload(self, request: ModelRequest) -> dict[str, Any]:
-        return request_body(self.name, request, self.extra_body, self.tools_off)
+        body = request_body(self.name, request, self.extra_body, self.tools_off)
+        if self.max_tokens is not None and not any(key in body for key in CAPS):
+            key = "max_completion_tokens" if "//api.openai.com/" in self.url else "max_tokens"
+            body[key] = self.max_tokens
+        return body
 
     async def call(self, request: ModelRequest) -> ModelResponse:
         ensure_not_in_tool(self.name)
-        body = _encoded(self.payload(request))
-        client = self._client_for_loop()
+        payload = self.payload(request)
+        body, client, unparsed = _encoded(payload), self._client_for_loop(), False
         for attempt in range(self.max_retries + 1):
             last = attempt == self.max_retries
             try:
@@ -122,12 +143,17 @@ class OpenAIModel:
                 continue
             if resp.status_code < 400:
                 try:
-                    return parse_completion(resp.content, self.url)
+                    return whole_reply(parse_completion(resp.content, self.url), _cap(payload))
                 except ModelError:  # cut off or not a completion: as transient as a dropped connection
                     if last:
                         raise
                     await asyncio.sleep(self._delay(attempt, None))
                     continue
+            if (raw := unparsed_text(resp.text)) is not None:  # the server could not parse a call
+                if found := self._unparsed(raw, request, resp.status_code, resp.text, unparsed or last):
+                    return found
+                unparsed = True  # asked once more at once: the model may write it right
+                continue
             if last or resp.status_code not in RETRY_STATUSES:
                 raise ModelHTTPError(resp.status_code, resp.text, url=self.url)
             await asyncio.sleep(self._wait(resp, attempt))
@@ -150,36 +176,62 @@ class OpenAIModel:
 
         Connection errors and retryable statuses are retried as in ``call`` while nothing was
         delivered; a stream cut or stalled (no data for ``timeout`` seconds) after that, or a
-        malformed line, raises ``ModelError``.
+        malformed line, raises ``ModelError``. A reply that runs away (``max_tokens``, a repeat)
+        is stopped: the stream is closed, which stops the server too.
         """
         from .sse import ChatStream, stream_body, stream_failure
 
         ensure_not_in_tool(self.name)
-        body = _encoded(stream_body(self.payload(request)))
-        client = self._client_for_loop()
+        payload = stream_body(self.payload(request))
+        body, client, unparsed = _encoded(payload), self._client_for_loop(), False
         for attempt in range(self.max_retries + 1):
             last = attempt == self.max_retries
-            chat = ChatStream(self.url)
+            chat = ChatStream(self.url, _cap(payload))
             try:
                 async with client.stream("POST", self.url, content=body) as resp:
                     if resp.status_code < 400 and "json" in resp.headers.get("content-type", ""):
-                        yield parse_completion(await resp.aread(), self.url)  # a server that does not stream
-                        return
+                        yield whole_reply(parse_completion(await resp.aread(), self.url), _cap(payload))
+                        return  # a server that does not stream
                     if resp.status_code < 400:
                         async for line in resp.aiter_lines():  # to the end: the connection is reused
                             for delta in chat.feed_line(line) if not chat.done else ():
                                 yield delta
-                        yield chat.response()
-                        return
-                    await resp.aread()
-                    if last or resp.status_code not in RETRY_STATUSES:
+                            if chat.runaway or chat.unparsed is not None:
+                                break  # closing the stream stops the server's generation
+                        if chat.unparsed is None:
+                            yield chat.response()
+                            return
+                        raw: str | None = chat.unparsed
+                        status, text = 200, chat.unparsed
+                    else:
+                        await resp.aread()
+                        raw, status, text = unparsed_text(resp.text), resp.status_code, resp.text
+                    if raw is not None:  # the server could not parse a call
+                        final = unparsed or last or chat.delivered
+                        if (found := self._unparsed(raw, request, status, text, final)) is not None:
+                            yield found
+                            return
+                        unparsed, delay = True, 0.0
+                    elif last or resp.status_code not in RETRY_STATUSES:
                         raise ModelHTTPError(resp.status_code, resp.text, url=self.url)
-                    delay = self._wait(resp, attempt)
+                    else:
+                        delay = self._wait(resp, attempt)
             except httpx.TransportError as exc:
                 if chat.delivered or last:
                     raise ModelError(stream_failure(exc, chat, self.timeout)) from exc
                 delay = self._delay(attempt, None)
             await asyncio.sleep(delay)
+
+    def _unparsed(
+        self, raw: str, request: ModelRequest, status: int, body: str, final: bool
+    ) -> ModelResponse | None:
+        """The calls in the text of a tool call the server could not parse, or ``None`` to ask once
+        more; ``ModelHTTPError`` when it is not to be asked again (``final``)."""
+        if (found := recovered(raw, request)) is not None:
+            return found
+        if final:
+            raise ModelHTTPError(status, body, url=self.url, note=UNPARSED)
+        return None
 
     def _delay(self, attempt: int, retry_after: str | None) -> float:
         hinted = _retry_after_seconds(retry_after)
@@ -237,7 +289,8 @@ def _encoded(body: dict[str, Any]) -> bytes:
 
 
 def parse_completion(raw: bytes | str | dict[str, Any], url: str = "") -> ModelResponse:
-    """The assistant message and usage of a Chat Completion; ``ModelError`` if it is not one."""
+    """The assistant message and usage of a Chat Completion (``stopped`` when the server cut it at
+    its length limit); ``ModelError`` if it is not one."""
     try:
         data = json.loads(raw) if isinstance(raw, bytes | str) else raw
         message = dict(data["choices"][0]["message"])
@@ -251,6 +304,7 @@ def parse_completion(raw: bytes | str | dict[str, Any], url: str = "") -> ModelR
     return ModelResponse(
         message=_normalize(message),
         usage=Usage(int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)),
+        stopped="length" if data["choices"][0].get("finish_reason") == "length" else None,
     )
 
 
@@ -266,6 +320,12 @@ def _normalize(message: Message) -> Message:
             if isinstance(fn, dict) and not isinstance(fn.get("arguments"), str):
                 fn["arguments"] = json.dumps(fn.get("arguments") or {})
     return message
+
+
+def _cap(body: dict[str, Any]) -> int | None:
+    """The reply's length cap a request body names, if any."""
+    caps = [body[key] for key in CAPS if isinstance(body.get(key), int) and body[key] > 0]
+    return min(caps) if caps else None
 
 
 def _retry_after_seconds(value: str | None) -> float | None:

@@ -22,7 +22,9 @@ from typing import Any
 import httpx
 
 from ..exceptions import ModelError
-from .base import ArgumentsDelta, ModelDelta, ModelResponse, TextDelta, ToolCallStarted, Usage
+from .base import ArgumentsDelta, ModelDelta, ModelResponse, Stopped, TextDelta, ToolCallStarted, Usage
+from .runaway import Runaway
+from .unparsed import unparsed_text
 
 __all__ = ["ChatStream", "stream_body", "stream_failure"]
 
@@ -48,8 +50,11 @@ class ChatStream:
     chunk) returns the deltas it carried; ``response()`` is the whole reply once it is complete.
     ``delivered`` tells whether any delta was handed out yet (then a retry would repeat them)."""
 
-    def __init__(self, source: str = "model") -> None:
+    def __init__(self, source: str = "model", max_tokens: int | None = None) -> None:
         self.source = source
+        self.watch = Runaway(max_tokens)
+        self.stopped: Stopped | None = None  # the reply ran away: read no further
+        self.unparsed: str | None = None  # the server sent that it could not parse a call: its text
         self.text: list[str] = []
         self.reasoning: dict[str, list[str]] = {}  # "reasoning_content" or "reasoning": its pieces
         self.calls: dict[int, _Call] = {}
@@ -79,6 +84,9 @@ class ChatStream:
     def feed(self, chunk: Any) -> list[ModelDelta]:
         if not isinstance(chunk, dict):
             raise ModelError(f"malformed stream chunk from {self.source}: {str(chunk)[:200]!r}")
+        if chunk.get("error") and (raw := unparsed_text(chunk)) is not None:
+            self.unparsed = raw
+            return []
         if chunk.get("error"):
             error = chunk["error"]
             detail = error.get("message", error) if isinstance(error, dict) else error
@@ -95,13 +103,16 @@ class ChatStream:
             if isinstance(text, str) and text:
                 self.text.append(text)
                 out.append(TextDelta(text))
+                self._watched(text, self.watch.text(text))
             for key in REASONING:
                 if isinstance(delta.get(key), str) and delta[key]:
                     self.reasoning.setdefault(key, []).append(delta[key])
+                    self._watched(delta[key])
             for fragment in delta.get("tool_calls") or ():
                 out.extend(self._fragment(fragment))
             if choice.get("finish_reason"):
                 self.finished = True
+                self.stopped = self.stopped or ("length" if choice["finish_reason"] == "length" else None)
                 out.extend(self._start(i) for i in sorted(self.calls) if not self.calls[i].started)
         self.delivered = self.delivered or bool(out)
         return out
@@ -123,8 +134,18 @@ class ChatStream:
             if not call.started:
                 out.append(self._start(index))
             call.arguments += arguments
+            self._watched(arguments)
             out.append(ArgumentsDelta(index, arguments))
         return out
+
+    @property
+    def runaway(self) -> bool:
+        """Whether the reply ran away before the server ended it: read no further."""
+        return self.stopped is not None and not self.finished
+
+    def _watched(self, piece: str, repeated: Stopped | None = None) -> None:
+        """Count a piece's tokens (about four characters each, at least one a chunk)."""
+        self.stopped = self.stopped or repeated or self.watch.tokens(max(1, len(piece) // 4))
 
     def _start(self, index: int) -> ToolCallStarted:
         call = self.calls[index]
@@ -132,20 +153,27 @@ class ChatStream:
         return ToolCallStarted(index, call.id or None, call.name)
 
     def response(self) -> ModelResponse:
-        """The whole reply; ``ModelError`` if the stream ended before it was complete."""
-        if not (self.done or self.finished):
+        """The whole reply (when it ran away: as far as it was read, its text cut where it began
+        to repeat itself); ``ModelError`` if the stream ended before it was complete."""
+        if not (self.done or self.finished or self.stopped):
             raise ModelError(
                 f"the stream from {self.source} ended before the reply was complete "
                 f"({len(''.join(self.text))} characters, {len(self.calls)} call(s) so far)"
             )
-        message: dict[str, Any] = {"role": "assistant", "content": "".join(self.text) or None}
+        text = self.watch.kept if self.stopped == "repeated" else "".join(self.text)
+        message: dict[str, Any] = {"role": "assistant", "content": text or None}
         message.update({key: "".join(parts) for key, parts in self.reasoning.items()})
         if self.calls:
             message["tool_calls"] = [
                 {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
                 for _, c in sorted(self.calls.items())
             ]
-        return ModelResponse(message=message, usage=self.usage)
+        usage = (
+            self.usage
+            if self.usage.completion_tokens
+            else Usage(self.usage.prompt_tokens, self.watch.written)
+        )
+        return ModelResponse(message=message, usage=usage, stopped=self.stopped)
 
 
 def stream_failure(exc: httpx.TransportError, chat: ChatStream, timeout: float) -> str:

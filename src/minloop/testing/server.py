@@ -13,6 +13,7 @@ line, a connection cut, or a stall of ``delay`` seconds, after ``after`` chunks 
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -77,7 +78,7 @@ class ChatServer:
         self.headers: list[dict[str, str]] = []
         self.overrun = 0
         self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._httpd = _Quiet(("127.0.0.1", 0), _handler_for(self))
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.02,), daemon=True)
 
@@ -110,6 +111,14 @@ class ChatServer:
                 return None
             item = self.script[index % len(self.script)]
         return item(body) if callable(item) else item
+
+
+class _Quiet(ThreadingHTTPServer):
+    """Says nothing when a client closes its connection (a stream it stopped reading)."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
 
 def _handler_for(server: ChatServer) -> type[BaseHTTPRequestHandler]:

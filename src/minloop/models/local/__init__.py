@@ -24,6 +24,7 @@ from ...guard import ensure_not_in_tool
 from ...language import user_language
 from ...messages import Message
 from ..base import ModelRequest, ModelResponse, TextDelta
+from ..runaway import stopped_reply
 from . import chinese, copied, decoding, insist, policy
 from .decoding import ANSWER, answer_schema, decision_schema, renderable, response_of, with_instruction
 from .evidence import HONESTY, AnswerWatch, EvidenceCheck, asks_more, is_note
@@ -249,7 +250,8 @@ class LocalModel(Loaded):
     ) -> tuple[ModelResponse, bool]:
         """One completion for ``request``, and whether it ran to the token limit. An answer is
         stopped at its first unsupported sentence when the evidence check would replace it anyway
-        (``_watch``), and at a sentence it writes a second time (a loop), which is dropped."""
+        (``_watch``), and where it writes again what it just wrote (a loop, ``..runaway``), which
+        is dropped; an answer stopped there, or at ``max_tokens``, says so (``stopped``)."""
         wired = self.wire(body, compact)
         try:
             reply, evidence, loop = await self._complete(request, wired, cache, call)
@@ -262,9 +264,9 @@ class LocalModel(Loaded):
             reply, evidence, loop = await self._complete(request, self.wire(body), cache, call)
         cut = bool(evidence and evidence.tripped)
         response = response_of(reply, prefix, constrained="json_schema" in body, cut=cut)
-        if loop.kept is not None and not cut:
-            response = replace(response, message={**response.message, "content": loop.kept})
-        return response, reply["choices"][0].get("finish_reason") == "length"
+        at_limit = reply["choices"][0].get("finish_reason") == "length"
+        full = at_limit and body["max_tokens"] >= self.sampling["max_tokens"]  # not a short answer asked for
+        return stopped_reply(response, None if cut else loop.kept, full), at_limit
 
     async def _complete(
         self,

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
+
+from ..runaway import Repetition, sentences  # one watch for every model, see ``..runaway``
 
 if TYPE_CHECKING:
     from ..base import ModelRequest, ModelResponse, TextDelta
@@ -80,40 +81,6 @@ class AnswerText:
             i += size
         self.at = i
         return "".join(out)
-
-
-_SENTENCE = re.compile(r"[^.!?。！？\n]*(?:[.!?](?=\s)|[。！？\n])\s*")
-LOOP_SENTENCE = 20  # characters: a sentence this long written twice is a loop, not a refrain
-
-
-def sentences(text: str, start: int = 0) -> Iterator[re.Match[str]]:
-    """The whole sentences of a growing answer from ``start``, each with the whitespace after it:
-    one ends with ".", "!" or "?" and whitespace (so "9." of "9.5" is not an end), or with
-    "。", "！", "？" or a line break. What follows the last one is not yet a sentence."""
-    return _SENTENCE.finditer(text, start)
-
-
-class Repetition:
-    """Stops an answer that writes again a whole sentence it already wrote (at least
-    ``LOOP_SENTENCE`` characters): a small model caught in a loop repeats it to the token
-    limit. ``kept`` is the answer up to where the repeat began."""
-
-    def __init__(self) -> None:
-        self.text = ""
-        self.read = 0
-        self.seen: set[str] = set()
-        self.kept: str | None = None  # set when the answer was stopped
-
-    def __call__(self, piece: str) -> bool:
-        self.text += piece
-        for match in sentences(self.text, self.read):
-            sentence = match.group().strip()
-            if len(sentence) >= LOOP_SENTENCE and sentence in self.seen:
-                self.kept = self.text[: match.start()].rstrip()
-                return True
-            self.seen.add(sentence)
-            self.read = match.end()
-        return False
 
 
 def _escape_size(text: str, i: int) -> int | None:
