@@ -13,7 +13,10 @@ such a reply into calls when, and only when, the whole reply is the call:
   arguments are an object (or a JSON string of one) under ``arguments``, ``parameters``,
   ``tool_input``, ``args`` or ``input``, and it has no other keys (``id`` and ``type`` aside);
   the OpenAI wire shape ``{"type": "function", "function": {"name": ..., "arguments": ...}}``
-  is a call too.
+  is a call too;
+* or the text is calls written as Python (``[get_weather(city="Paris")]``), in Llama's
+  ``<|python_start|>`` / ``<|python_tag|>`` blocks, or as FunctionGemma writes them
+  (``call:get_weather{city:<escape>Paris<escape>}``): see ``minloop.callshapes``.
 
 Anything else stays an answer: JSON that names no registered tool, a typed answer, an object
 with keys a call does not have, a code sample, a call inside a longer explanation, several
