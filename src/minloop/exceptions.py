@@ -16,6 +16,8 @@ configuration, a model endpoint that cannot be reached.
     ├── ScriptError              a scripted test model was used differently from its script
     ├── MissingDependencyError   an optional extra is not installed (message has the hint)
     ├── MCPConnectionError       an MCP server cannot be started or reached (server and cause named)
+    ├── StoreError               a run store or trace database cannot be opened, read or written
+    │                            (store named, never with its password, and what to do)
     └── RunError                 a stored run cannot be resumed or changed as asked (run named)
         ├── RunNotFoundError     no run has this id in the store
         ├── RunConflictError     the run has ended, another process holds it, or a decision is for
@@ -41,6 +43,7 @@ __all__ = [
     "RunMismatchError",
     "RunNotFoundError",
     "ScriptError",
+    "StoreError",
     "ToolDefinitionError",
     "TranscriptError",
 ]
@@ -111,6 +114,17 @@ class MissingDependencyError(MinloopError, ImportError):
 
 class MCPConnectionError(MinloopError, ConnectionError):
     """An MCP server cannot be started, reached or initialised; the message names it and why."""
+
+
+class StoreError(MinloopError):
+    """A run store or trace database cannot be opened, read or written: a damaged or foreign
+    file, one that cannot be written, a full disk, a database server that cannot be reached, an
+    address of an unknown kind. ``store`` names it (a PostgreSQL address without its password);
+    the message says what went wrong and what to do. What the store held is left as it was."""
+
+    def __init__(self, store: str, message: str) -> None:
+        self.store = store
+        super().__init__(f"{store}: {message}")
 
 
 class RunError(MinloopError):

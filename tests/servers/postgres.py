@@ -71,12 +71,24 @@ class PostgresServer:
         while time.monotonic() < deadline:
             try:
                 socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
-                return self
+                if self._ready():
+                    return self
+                time.sleep(0.05)
             except OSError:
                 if self.process.poll() is not None:
                     raise RuntimeError((self.dir / "log").read_text()) from None
                 time.sleep(0.05)
         raise RuntimeError(f"PostgreSQL did not start: {(self.dir / 'log').read_text()}")
+
+    def _ready(self) -> bool:
+        """Whether the server takes connections (it listens a moment before it does)."""
+        import psycopg
+
+        try:
+            psycopg.connect(self.dsn, connect_timeout=2).close()
+        except psycopg.OperationalError:
+            return False
+        return True
 
     def stop(self) -> None:
         pid_file = self.dir / "data" / "postmaster.pid"

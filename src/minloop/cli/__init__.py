@@ -14,4 +14,7 @@ def main() -> None:
 
         hint = MissingDependencyError(f"the command line ({exc.name})", "pip install 'minloop[cli]'")
         raise SystemExit(str(hint)) from None
-    app()
+    from .view import one_line
+
+    with one_line():  # a minloop error any command lets through: one line, no traceback
+        app()

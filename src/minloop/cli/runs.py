@@ -26,8 +26,8 @@ from ..exceptions import MinloopError
 from ..questions import Asking, UserAnswer, answers_for
 from ..result import RunResult
 from ..runs.open import open_store
-from ..runs.records import PendingCall, RunStore, Verdict
-from .view import err, out
+from ..runs.records import PendingCall, RunStore, SharedRunStore, Verdict
+from .view import err, one_line, out
 
 __all__ = ["Run", "Setup", "Start", "answer_command", "approve_command", "pause_hint", "runs_command"]
 
@@ -133,7 +133,8 @@ def runs_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the runs as JSON.")] = False,
 ) -> None:
     """List stored runs, paused ones first: id, status, steps, calls waiting, last change, prompt."""
-    rows = _open(store, trace_db).runs(limit=limit)
+    with one_line():
+        rows = _open(store, trace_db).runs(limit=limit)
     rows.sort(key=lambda r: (r.status != "paused", -r.updated))
     if as_json:
         keys = ("run_id", "status", "steps", "pending", "created", "updated", "owner", "prompt")
@@ -167,11 +168,8 @@ def approve_command(
     """Record a decision on a paused run's calls; `minloop resume RUN` then goes on with it."""
     who = by or getpass.getuser()
     verdicts = {c: Verdict(not deny, reason, who, time.time()) for c in calls}
-    try:
+    with one_line():
         _open(store, trace_db).decide(run_id, verdicts)
-    except MinloopError as exc:
-        err.print(f"[bold red]error:[/] {exc}", soft_wrap=True)
-        raise typer.Exit(2) from None
     word = "denied" if deny else "approved"
     out.print(f"{word} {', '.join(calls)} of {run_id}; go on with: minloop resume {run_id}", soft_wrap=True)
 
@@ -198,7 +196,8 @@ def answer_command(
 ) -> None:
     """Answer the questions a tool's server asked in a paused run (accept with --json, or --decline
     or --cancel); `minloop resume RUN` then sends the answers."""
-    opened = _open(store, trace_db)
+    with one_line():
+        opened = _open(store, trace_db)
     try:
         pending = _asked(opened, run_id, call)
         if show_url:
@@ -243,9 +242,5 @@ def _given(pending: PendingCall, given: str | None, decline: bool, cancel: bool)
     return {k: UserAnswer(content=v if isinstance(v, dict) else None) for k, v in content.items()}
 
 
-def _open(store: str | None, trace_db: Path | None) -> RunStore:
-    try:
-        return open_store(store or (str(trace_db.parent / "runs.db") if trace_db else None))
-    except (MinloopError, OSError) as exc:
-        err.print(f"[bold red]error:[/] {exc}", soft_wrap=True)
-        raise typer.Exit(2) from None
+def _open(store: str | None, trace_db: Path | None) -> SharedRunStore:
+    return open_store(store or (str(trace_db.parent / "runs.db") if trace_db else None))

@@ -3,21 +3,41 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 
+import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.panel import Panel
 from rich.text import Text
 
 from ..decision import DECAY_TEXT, is_standard_control
+from ..exceptions import MinloopError
 from ..layers.streaming import StepEnd, StreamEvent, TextDelta
 from ..result import RunResult, Step
 from ..tools import Tool
 
-__all__ = ["LiveView", "err", "out", "show_result", "show_step"]
+__all__ = ["LiveView", "err", "fail", "one_line", "out", "show_result", "show_step"]
 
 out = Console()
 err = Console(stderr=True)
+
+
+def fail(exc: BaseException | str) -> typer.Exit:
+    """Print ``error: ...`` on one line of stderr; the exit (code 2) for the caller to raise."""
+    err.print(f"[bold red]error:[/] {escape(str(exc))}", soft_wrap=True)
+    return typer.Exit(2)
+
+
+@contextmanager
+def one_line() -> Iterator[None]:
+    """A ``MinloopError`` in the block (a store that fails, a run that cannot be changed) ends
+    the command with one ``error:`` line and exit code 2, no traceback."""
+    try:
+        yield
+    except MinloopError as exc:
+        raise fail(exc) from None
 
 
 def show_step(step: Step, registry: Mapping[str, Tool] | None = None) -> None:

@@ -3,18 +3,26 @@
 ``PostgresRunStore("postgresql://user@host/db")``. The tables are the SQLite store's; every
 process opens its own connection. A run is driven by one process at a time: a resume takes it
 only if nobody alive holds it, and exactly one of two processes resuming it at once does.
+
+Every statement goes through ``_run`` and every transaction through ``_transaction``: a server
+that cannot be reached, refuses the user or drops the connection raises a ``StoreError`` that
+names the address without its password and says what to do.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from ..exceptions import MissingDependencyError
+from ..exceptions import MissingDependencyError, StoreError
 from .sql import SQLRunStore, tables
 
 __all__ = ["PostgresRunStore"]
+
+CONNECT = "check that the server runs at this address and that its user, password and database are right"
+LOST = "check the server and the network, then try again (what was recorded is kept)"
 
 
 class PostgresRunStore(SQLRunStore):
@@ -27,20 +35,39 @@ class PostgresRunStore(SQLRunStore):
             raise MissingDependencyError(
                 "psycopg (for a PostgreSQL run store)", "pip install 'minloop[postgres]'"
             ) from None
-        self._conn = psycopg.connect(dsn, autocommit=True)
-        with self._conn.transaction():
-            self._conn.execute("SELECT pg_advisory_xact_lock(7426511)")  # one process makes the tables
+        self._error, self._secret = psycopg.Error, _password(dsn)
+        where = _safe(dsn)
+        try:
+            self._conn = psycopg.connect(dsn, autocommit=True)
+        except psycopg.Error as exc:
+            raise StoreError(f"run store {where}", f"cannot connect ({self._said(exc)}); {CONNECT}") from None
+        super().__init__(self._run, self._transaction, where)
+        with self._transaction(True):
+            self._run("SELECT pg_advisory_xact_lock(7426511)", ())  # one process makes the tables
             for statement in tables("DOUBLE PRECISION"):
-                self._conn.execute(statement)
-        super().__init__(self._run, self._transaction, _safe(dsn))
+                self._run(statement, ())
+
+    def _said(self, exc: BaseException) -> str:
+        """What psycopg said, on one line, without the password."""
+        text = " ".join(str(exc).split()) or type(exc).__name__
+        return text.replace(self._secret, "***") if self._secret else text
+
+    def _failed(self, exc: BaseException) -> StoreError:
+        return StoreError(f"run store {self.where}", f"the database failed ({self._said(exc)}); {LOST}")
 
     def _run(self, sql: str, params: tuple[Any, ...]) -> Any:
-        return self._conn.execute(sql.replace("?", "%s"), params)
+        try:
+            return self._conn.execute(sql.replace("?", "%s"), params)
+        except self._error as exc:
+            raise self._failed(exc) from None
 
     @contextmanager
     def _transaction(self, exclusive: bool) -> Iterator[Any]:
-        with self._conn.transaction():
-            yield self._conn
+        try:
+            with self._conn.transaction():
+                yield self._conn
+        except self._error as exc:  # the COMMIT or ROLLBACK itself failed
+            raise self._failed(exc) from None
 
     def close(self) -> None:
         self._conn.close()
@@ -52,10 +79,18 @@ class PostgresRunStore(SQLRunStore):
         self.close()
 
 
+def _password(dsn: str) -> str:
+    """The password the address holds ("" if none), to keep it out of every message."""
+    found = re.search(r"://[^/@:]*:([^@/]*)@", dsn) or re.search(r"password\s*=\s*'?([^&\s']+)", dsn)
+    return found.group(1) if found else ""
+
+
 def _safe(dsn: str) -> str:
     """The address without its password, to name the store in messages."""
+    secret = _password(dsn)
     head, at, tail = dsn.rpartition("@")
-    if not at or "://" not in head:
-        return dsn.split("password=")[0].strip() or "PostgreSQL"
-    scheme, _, user = head.partition("://")
-    return f"{scheme}://{user.split(':')[0]}@{tail}"
+    if at and "://" in head:
+        scheme, _, user = head.partition("://")
+        dsn = f"{scheme}://{user.split(':')[0]}@{tail}"
+    dsn = re.sub(r"(password\s*=\s*)('[^']*'|[^&\s]*)", r"\1***", dsn)
+    return dsn.replace(secret, "***") if secret else dsn

@@ -15,6 +15,7 @@ started with its own token. Any worker sharing the store answers any of these fo
 from __future__ import annotations
 
 import hmac
+import logging
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -27,7 +28,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ..exceptions import RunConflictError, RunError, RunMismatchError, RunNotFoundError
+from ..exceptions import RunConflictError, RunError, RunMismatchError, RunNotFoundError, StoreError
 from ..runs.records import SharedRunStore, Verdict
 from ..runs.shared import KEPT_FOR
 from ..standard import Loop
@@ -44,6 +45,7 @@ LONGEST_ID = 200  # characters: a longer run or call id is no id this server gav
 LAST_EVENT = 10**18  # a longer Last-Event-ID counts as this one: past the end of any run
 
 Handler = Callable[[Request, Runs, str | None], Awaitable[Response]]
+logger = logging.getLogger("minloop.serve")
 
 
 def create_app(loop: Loop, store: SharedRunStore, *, token: str | Sequence[str] | None = None,
@@ -83,6 +85,9 @@ def create_app(loop: Loop, store: SharedRunStore, *, token: str | Sequence[str] 
                 return error(409, _said(exc))
             except RunError as exc:
                 return error(400, _said(exc))
+            except StoreError as exc:  # the server's log names the store; a client is told no path
+                logger.error("%s", exc)
+                return error(503, "the run store failed; try again later")
 
         return Route(path, endpoint, methods=[method])
 

@@ -21,14 +21,15 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, Self
 
-from ..exceptions import MinloopError
+from ..exceptions import MinloopError, StoreError
 from ..layers.tracing import Event
 from .reading import TraceCall, TraceStep, fold_step, step_dict
+from .sqlfile import check_ours, check_path, sqlite_error
 
 __all__ = ["RunSummary", "SQLiteSink", "Trace", "TraceCall", "TraceStep", "TraceStore", "default_path"]
 
@@ -57,6 +58,7 @@ CREATE TABLE IF NOT EXISTS runs (
 );
 CREATE INDEX IF NOT EXISTS runs_by_start ON runs (started);
 """
+WHAT = "trace database"
 RUN_KINDS = frozenset({"run_start", "run_resumed", "step_end", "run_end"})
 
 
@@ -148,19 +150,27 @@ class SQLiteSink:
     """
 
     def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+        if path is not None:
+            check_path(WHAT, os.fspath(path))
         self.path = Path(path) if path is not None else default_path()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(self.path, check_same_thread=False)
-        self._conn.execute("PRAGMA busy_timeout=5000")  # other processes may be reading or writing
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA synchronous=NORMAL")  # in WAL: a commit survives a crash, not a power cut
-        self._conn.executescript(SCHEMA)
+        try:
+            self._conn = _connect(self.path)
+        except (sqlite3.Error, OSError) as exc:
+            raise sqlite_error(WHAT, self.path, exc) from None
         self._lock = threading.Lock()
         self._runs: dict[str, RunSummary] = {}  # runs in progress, by trace id
 
     def emit(self, event: Event) -> None:
+        """Write ``event`` (``StoreError`` if the file refuses it: nothing of it is written)."""
+        with self._lock:
+            try:
+                self._write(event)
+            except sqlite3.Error as exc:
+                raise sqlite_error(WHAT, self.path, exc) from None
+
+    def _write(self, event: Event) -> None:
         data = json.dumps(event.data, ensure_ascii=False, default=str)
-        with self._lock, self._conn:  # one transaction: the event and, if it moves the run, its summary
+        with self._conn:  # one transaction: the event and, if it moves the run, its summary
             self._conn.execute(
                 "INSERT INTO events (trace_id, kind, step, time, data) VALUES (?, ?, ?, ?, ?)",
                 (event.trace_id, event.kind, event.step, event.time, data),
@@ -189,6 +199,23 @@ class SQLiteSink:
 
     def __exit__(self, *_: object) -> None:
         self.close()
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    """The sink's connection, its tables made; a foreign or damaged file is refused before
+    anything is written to it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(path, check_same_thread=False)
+    try:
+        conn.execute("PRAGMA busy_timeout=5000")  # other processes may be reading or writing
+        check_ours(WHAT, path, conn, {"events", "runs"})
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")  # in WAL: a commit survives a crash, not a power cut
+        conn.executescript(SCHEMA)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,31 +294,40 @@ class TraceStore:
         self.path = Path(path) if path is not None else default_path()
         if not self.path.is_file():
             raise MinloopError(f"no trace database at {self.path} (runs record there unless --no-trace)")
-        self._conn = sqlite3.connect(self.path.resolve().as_uri() + "?mode=rw", uri=True)
-        self._conn.execute("PRAGMA busy_timeout=5000")
-        tables = {row[0] for row in self._conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        try:
+            self._conn = sqlite3.connect(self.path.resolve().as_uri() + "?mode=rw", uri=True)
+        except sqlite3.Error as exc:
+            raise sqlite_error(WHAT, self.path, exc) from None
+        self._rows("PRAGMA busy_timeout=5000")
+        tables = {row[0] for row in self._rows("SELECT name FROM sqlite_master WHERE type = 'table'")}
         if not {"events", "runs"} <= tables:
             self._conn.close()
-            raise MinloopError(f"{self.path} is not a minloop trace database")
+            raise StoreError(f"{WHAT} {self.path}", "the file is not a minloop trace database")
+
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        try:
+            return self._conn.execute(sql, params).fetchall()
+        except sqlite3.Error as exc:
+            raise sqlite_error(WHAT, self.path, exc) from None
 
     def runs(self, *, status: str | None = None, limit: int = 20) -> list[RunSummary]:
         """The most recent runs first, optionally only those with ``status``."""
         where, args = ("WHERE status = ?", [status]) if status else ("", [])
         query = f"SELECT {RUN_COLUMNS} FROM runs {where} ORDER BY started DESC, rowid DESC LIMIT ?"
-        rows = self._conn.execute(query, [*args, limit]).fetchall()
+        rows = self._rows(query, [*args, limit])
         return [RunSummary(*row) for row in rows]
 
     def resolve(self, ref: str) -> str:
         if ref == "last":
             query = "SELECT trace_id FROM runs ORDER BY started DESC, rowid DESC LIMIT 1"
-            row = self._conn.execute(query).fetchone()
-            if row is None:
+            rows = self._rows(query)
+            if not rows:
                 raise MinloopError(f"no runs in {self.path}")
-            return str(row[0])
+            return str(rows[0][0])
         escaped = ref.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         found = [
             r[0]
-            for r in self._conn.execute(
+            for r in self._rows(
                 "SELECT DISTINCT trace_id FROM runs WHERE trace_id = ? OR trace_id LIKE ? ESCAPE '\\' LIMIT 6",
                 (ref, escaped + "%"),
             )
@@ -305,9 +341,9 @@ class TraceStore:
         raise MinloopError(f"{ref!r} matches several traces: {', '.join(found[:5])}")
 
     def events(self, trace_id: str) -> list[Event]:
-        rows = self._conn.execute(
+        rows = self._rows(
             "SELECT kind, trace_id, step, time, data FROM events WHERE trace_id = ? ORDER BY id", (trace_id,)
-        ).fetchall()
+        )
         return [Event(kind, tid, step, time, json.loads(data)) for kind, tid, step, time, data in rows]
 
     def trace(self, ref: str) -> Trace:
