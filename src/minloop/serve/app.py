@@ -85,9 +85,8 @@ def create_app(loop: Loop, store: SharedRunStore, *, token: str | Sequence[str] 
                 return error(409, _said(exc))
             except RunError as exc:
                 return error(400, _said(exc))
-            except StoreError as exc:  # the server's log names the store; a client is told no path
-                logger.error("%s", exc)
-                return error(503, "the run store failed; try again later")
+            except StoreError as exc:
+                return _store_failed(exc)
 
         return Route(path, endpoint, methods=[method])
 
@@ -109,6 +108,12 @@ def create_app(loop: Loop, store: SharedRunStore, *, token: str | Sequence[str] 
     handlers = {HTTPException: http_error, Exception: server_error}
     return Starlette(routes=routes, lifespan=lifespan, middleware=[Middleware(_Guard, tokens=tokens)],
                      exception_handlers=handlers)  # fmt: skip
+
+
+def _store_failed(exc: StoreError) -> Response:
+    """503: the server's log names the store and what failed; a client is told no path."""
+    logger.error("%s", exc)
+    return error(503, "the run store failed; try again later")
 
 
 def tokens_of(token: str | Sequence[str] | None) -> list[str]:
