@@ -26,6 +26,7 @@ from ..result import RunResult
 from ..standard import Loop
 from ..trace.sqlite import SQLiteSink
 from .batch import batch_command
+from .calls import CacheDbOpt, CacheOpt, ConcurrencyOpt, RetryOpt, call_keywords
 from .doctor import doctor_command
 from .eval import eval_bfcl_command
 from .runs import Run, Setup, Start, answer_command, approve_command, pause_hint, runs_command
@@ -134,13 +135,18 @@ def run_command(
     max_tokens: MaxTokensOpt = None,
     max_tool_calls: MaxToolCallsOpt = None,
     answer_at_limit: AtLimitOpt = False,
+    tool_concurrency: ConcurrencyOpt = None,
+    retry: RetryOpt = None,
+    cache: CacheOpt = False,
+    cache_db: CacheDbOpt = None,
 ) -> None:
     """Run one agent loop and show each step as it happens; the trace is recorded for `minloop trace`."""
     setup = Setup(model, base_url, api_key_env, gguf, tools or [], builtin, root, max_steps, trace_db,
                   no_trace, yes, no_input, store, mcp or [])  # fmt: skip
     extra = {"time_budget": time_budget, "window": window, "answer_at_limit": answer_at_limit,
              "output": output_schema,
-             "budget": Budget(total_tokens=max_tokens, tool_calls=max_tool_calls)}  # fmt: skip
+             "budget": Budget(total_tokens=max_tokens, tool_calls=max_tool_calls),
+             "calls": (tool_concurrency, retry, cache, cache_db)}  # fmt: skip
     finish(setup, as_json, lambda loop: loop.stream(prompt), lambda loop: loop.run(prompt), extra)
 
 
@@ -172,7 +178,7 @@ def resume_command(
 def finish(setup: Setup, as_json: bool, start: Start, run: Run, extra: dict[str, Any]) -> None:
     """Build the loop ``setup`` describes, drive it (``start`` streamed, ``run`` whole), show the
     result and exit with its status's code."""
-    trace, store = None, None
+    trace, store, cache = None, None, None
     try:
         chosen = build_model(
             setup.model, base_url=setup.base_url, api_key_env=setup.api_key_env, gguf=setup.gguf
@@ -182,6 +188,9 @@ def finish(setup: Setup, as_json: bool, start: Start, run: Run, extra: dict[str,
         store = setup.run_store()
         if isinstance(extra.get("output"), Path):
             extra["output"] = _read_schema(extra["output"])
+        if "calls" in extra:
+            extra.update(call_keywords(*extra.pop("calls")))
+            cache = extra["cache"] if hasattr(extra["cache"], "close") else None
         window = extra.pop("window", None) or getattr(chosen, "context_window", None)
         policy: Policy | None = ContextPolicy(window=window) if window else None
         loop = Loop(chosen, toolset, setup.max_steps, sinks=[trace] if trace else [], context=policy,
@@ -191,7 +200,7 @@ def finish(setup: Setup, as_json: bool, start: Start, run: Run, extra: dict[str,
         err.print(f"[bold red]error:[/] {exc}", soft_wrap=True)
         raise typer.Exit(2) from None
     finally:
-        for opened in (trace, store):
+        for opened in (trace, store, cache):
             if opened is not None:
                 opened.close()
     if as_json:

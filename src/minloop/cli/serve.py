@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import ipaddress
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -13,6 +14,7 @@ import typer
 from ..exceptions import MinloopError, MissingDependencyError
 from ..factory import build_model, build_tools
 from ..standard import Loop
+from .calls import CacheDbOpt, CacheOpt, ConcurrencyOpt, RetryOpt, call_keywords
 from .view import err
 
 GRACE = 5  # seconds a stopped server lets requests finish
@@ -36,6 +38,10 @@ def serve_command(
     url: Annotated[str | None, typer.Option(help="Where clients reach this server (for the A2A agent card).")] = None,
     token: Annotated[list[str] | None, typer.Option(envvar="MINLOOP_TOKEN", help="Bearer token a request must carry (repeat it for several clients; or MINLOOP_TOKEN, space-separated); each sees only its own runs.")] = None,
     lease_scan: Annotated[float, typer.Option(min=0, help="Seconds between looks for runs whose worker stopped, to resume them (0: never).")] = 5.0,
+    tool_concurrency: ConcurrencyOpt = None,
+    retry: RetryOpt = None,
+    cache: CacheOpt = False,
+    cache_db: CacheDbOpt = None,
 ) -> None:  # fmt: skip
     """Serve one loop over HTTP: runs with events, approvals and resume, and /v1/chat/completions."""
     try:
@@ -62,6 +68,8 @@ def serve_command(
         served = _load(loop) if loop else Loop(build_model(model, base_url=base_url, api_key_env=api_key_env),
                                                build_tools([*(["builtins"] if builtin else []), *(tools or [])], root),
                                                max_steps)  # fmt: skip
+        asked = {k: v for k, v in call_keywords(tool_concurrency, retry, cache, cache_db).items() if v}
+        served = replace(served, **asked) if asked else served
         app = create_app(served, open_store(store), token=real, url=url or f"http://{host}:{port}",
                          lease_scan=lease_scan or None)  # fmt: skip
     except (MinloopError, OSError) as exc:
