@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -165,3 +166,42 @@ def test_an_a2a_task_asks_the_question_and_the_reply_answers_it(server: tuple[st
     assert state_of(done) == TaskState.TASK_STATE_COMPLETED
     artifacts = [r.artifact_update.artifact for r in done if r.HasField("artifact_update")]
     assert get_artifact_text(artifacts[-1]).startswith('done: {"result": "trip to Rome on 2027-01-01"')
+
+
+def test_on_a_terminal_the_question_is_asked_there_until_the_answer_fits(tmp_path: Path) -> None:
+    import os
+    import pty
+    import select
+    import subprocess
+    import sys
+
+    from tests.serving import ROOT
+
+    script = [reply(None, call("trip", {"city": "Paris"}, id="c1")), reply("Done.")]
+    with ChatServer(script) as server:
+        main, child = pty.openpty()
+        env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}", "COLUMNS": "200"}
+        proc = subprocess.Popen(
+            [sys.executable, "-c", "from minloop.cli import main; main()", "run", "plan my trip",
+             *options(server, tmp_path / "runs.db"), "--trace-db", str(tmp_path / "traces.db")],
+            stdin=child, stdout=child, stderr=child, env=env, cwd=tmp_path,
+        )  # fmt: skip
+        os.close(child)
+        seen, typed = "", []
+        deadline = time.monotonic() + 60
+        while proc.poll() is None and time.monotonic() < deadline:
+            if select.select([main], [], [], 0.1)[0]:
+                try:
+                    seen += os.read(main, 4096).decode(errors="replace")
+                except OSError:
+                    break
+            if seen.count("(empty: decline)") > len(typed):
+                typed.append('{"date": 5}' if not typed else '{"date": "2026-12-24"}')
+                os.write(main, (typed[-1] + "\n").encode())
+        proc.wait(timeout=10)
+        os.close(main)
+    flat = " ".join(re.sub(r"\x1b\[[0-9;]*m", "", seen).split())
+    assert proc.returncode == 0, seen
+    assert "travel asks: When do you go to Paris?" in flat
+    assert "date: 5 is not of type 'string'" in flat and len(typed) == 2
+    assert "trip to Paris on 2026-12-24" in flat

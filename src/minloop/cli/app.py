@@ -29,7 +29,7 @@ from .batch import batch_command
 from .calls import CacheDbOpt, CacheOpt, ConcurrencyOpt, RetryOpt, call_keywords
 from .doctor import doctor_command
 from .eval import eval_bfcl_command
-from .runs import Run, Setup, Start, answer_command, approve_command, pause_hint, runs_command
+from .runs import Run, Setup, Start, answer_command, approve_command, asker, pause_hint, runs_command
 from .serve import serve_command
 from .trace import replay_command, trace_app
 from .view import LiveView, err, out, show_result
@@ -194,7 +194,8 @@ def finish(setup: Setup, as_json: bool, start: Start, run: Run, extra: dict[str,
         window = extra.pop("window", None) or getattr(chosen, "context_window", None)
         policy: Policy | None = ContextPolicy(window=window) if window else None
         loop = Loop(chosen, toolset, setup.max_steps, sinks=[trace] if trace else [], context=policy,
-                    approve=_approver(setup.yes, setup.no_input), store=store, **extra)  # fmt: skip
+                    approve=_approver(setup.yes, setup.no_input), ask_user=asker(setup.no_input), store=store,
+                    **extra)  # fmt: skip
         result = asyncio.run(_drive(loop, start, run, live=not as_json, servers=setup.mcp))
     except (MinloopError, OSError, sqlite3.Error) as exc:
         err.print(f"[bold red]error:[/] {exc}", soft_wrap=True)

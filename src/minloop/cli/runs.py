@@ -9,6 +9,7 @@ goes on with the run, in this process or on another machine that shares the stor
 
 from __future__ import annotations
 
+import asyncio
 import getpass
 import json
 import sys
@@ -23,13 +24,22 @@ import typer
 from rich.text import Text
 
 from ..exceptions import MinloopError
-from ..questions import Asking, UserAnswer, answers_for
+from ..questions import Asking, Question, UserAnswer, answers_for
 from ..result import RunResult
 from ..runs.open import open_store
 from ..runs.records import PendingCall, RunStore, SharedRunStore, Verdict
 from .view import err, one_line, out
 
-__all__ = ["Run", "Setup", "Start", "answer_command", "approve_command", "pause_hint", "runs_command"]
+__all__ = [
+    "Run",
+    "Setup",
+    "Start",
+    "answer_command",
+    "approve_command",
+    "asker",
+    "pause_hint",
+    "runs_command",
+]
 
 Start: TypeAlias = Callable[[Any], AbstractAsyncContextManager[Any]]
 Run: TypeAlias = Callable[[Any], Awaitable[RunResult]]
@@ -211,6 +221,39 @@ def answer_command(
         raise typer.Exit(2) from None
     word = {True: "declined", False: "cancelled" if cancel else "answered"}[decline]
     out.print(f"{word} {call} of {run_id}; go on with: minloop resume {run_id}", soft_wrap=True)
+
+
+def asker(no_input: bool) -> Callable[[Question], Awaitable[UserAnswer | None]]:
+    """Ask a tool server's question on the terminal; with nobody to ask (``--no-input`` or no
+    terminal), no answer: the run pauses for ``minloop answer`` (without a store the model
+    reads ``ERR_TOOL_INPUT_REQUIRED``)."""
+
+    async def ask_user(question: Question) -> UserAnswer | None:
+        if no_input or not sys.stdin.isatty():
+            return None
+        return await asyncio.to_thread(_ask_on_terminal, question)
+
+    return ask_user
+
+
+def _ask_on_terminal(q: Question) -> UserAnswer:
+    """A page's whole address to open (to this user only, never stored), or a form's fields as
+    JSON, asked again until they fit; an empty line declines."""
+    err.print(Text.assemble((f"{q.server} asks: ", "bold"), q.message), soft_wrap=True)
+    if q.kind == "url":
+        err.print(f"open {q.url}", soft_wrap=True, markup=False)
+        return UserAnswer("accept" if typer.confirm("Done?", default=False, err=True) else "decline")
+    shown = json.dumps(q.schema, ensure_ascii=False)
+    while True:
+        text = typer.prompt(
+            f"fields {shown} as JSON (empty: decline)", default="", show_default=False, err=True
+        )
+        if not text.strip():
+            return UserAnswer("decline")
+        try:
+            return answers_for(Asking((q,), None), UserAnswer(content=json.loads(text)))[q.key]
+        except ValueError as exc:
+            err.print(Text(str(exc), "red"), soft_wrap=True)
 
 
 def _asked(store: RunStore, run_id: str, call: str) -> PendingCall:
