@@ -214,3 +214,23 @@ def test_a_token_of_any_characters_is_refused_plainly(server: tuple[httpx.Client
         assert refused(answer, 401, where) == "this server needs 'Authorization: Bearer <token>'"
         answer = client.post("/a2a", json={}, headers={"Authorization": given})
         assert refused(answer, 401, where) == "this server needs 'Authorization: Bearer <token>'"
+
+
+def test_a_run_that_breaks_on_the_server_is_a_json_500_and_its_traceback_is_logged(tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    failed = {"message": "the run failed on the server; its log says why", "status": 500}
+    with served(str(tmp_path / "runs.db"), log=log) as (base, _):
+        body = chat({"role": "user", "content": "crash"})
+        answer = httpx.post(f"{base}/v1/chat/completions", json=body)
+        assert answer.status_code == 500 and answer.json() == {"error": failed}
+        streamed = httpx.post(f"{base}/v1/chat/completions", json={**body, "stream": True})
+        assert streamed.status_code == 200 and streamed.text.endswith(
+            f"data: {json.dumps({'error': failed})}\n\n"
+        )
+        assert httpx.post(f"{base}/v1/chat/completions", json=chat(USER)).status_code == 200
+    logged = log.read_text()
+    assert (
+        logged.count("a chat completion's run failed") == 2
+        and logged.count("RuntimeError: the model broke") == 2
+    )
+    assert "Exception in ASGI application" not in logged

@@ -2,7 +2,8 @@
 
 Its model answers by the first word of the request: ``add A B`` calls ``add``, ``delete NAME``
 calls ``delete`` (which needs approval), ``slow S`` calls ``wait`` (S seconds), ``trip CITY``
-calls ``trip`` (which asks the user the date first, as an MCP server may), anything else is echoed; after a tool result it answers ``done: RESULT``. Each tool appends a line to
+calls ``trip`` (which asks the user the date first, as an MCP server may), ``crash`` raises (a
+broken model), anything else is echoed; after a tool result it answers ``done: RESULT``. Each tool appends a line to
 ``SERVED_COUNTS/<tool>`` (when set) as its side effect, so a test can count how often it ran.
 """
 
@@ -68,12 +69,14 @@ def answer(request: ModelRequest) -> Any:
     last = request.messages[-1]
     words = str(last.get("content") or "").split()
     head = words[0] if words else ""
-    if head == "add" and len(words) == 3:
+    if head == "add" and len(words) == 3 and all(w.isascii() and w.isdigit() for w in words[1:]):
         return {"content": None, "tool_calls": [_call("add", {"a": int(words[1]), "b": int(words[2])})]}
     if head == "delete" and len(words) == 2:
         return {"content": None, "tool_calls": [_call("delete", {"name": words[1]})]}
     if head == "trip" and len(words) == 2:
         return {"content": None, "tool_calls": [_call("trip", {"city": words[1]})]}
+    if head == "crash":
+        raise RuntimeError("the model broke")
     if head == "slow" and len(words) == 2:
         return {"content": None, "tool_calls": [_call("wait", {"seconds": float(words[1])})]}
     return "echo: " + " ".join(words)

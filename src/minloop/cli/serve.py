@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import copy
 import importlib
 import ipaddress
 import os
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -79,7 +80,17 @@ def serve_command(
     # Stopped, it lets requests finish for a few seconds, then closes event streams (their clients
     # reconnect elsewhere) and leaves its runs to the other workers.
     uvicorn.run(app, host=host, port=port, log_level=level, timeout_graceful_shutdown=GRACE,
-                timeout_keep_alive=KEEP_ALIVE)  # fmt: skip
+                timeout_keep_alive=KEEP_ALIVE, log_config=_logging(level))  # fmt: skip
+
+
+def _logging(level: str) -> dict[str, Any]:
+    """uvicorn's logging, with minloop's own records (a run that failed, a store write that
+    failed) written beside uvicorn's, at the same level."""
+    from uvicorn.config import LOGGING_CONFIG
+
+    config = copy.deepcopy(LOGGING_CONFIG)
+    config["loggers"]["minloop"] = {"handlers": ["default"], "level": level.upper(), "propagate": False}
+    return config
 
 
 def loopback(host: str) -> bool:

@@ -9,6 +9,7 @@ status and error as the text, ``finish_reason`` ``"stop"``, and the run id to fo
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
@@ -19,12 +20,17 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from ..layers.streaming import RunEnd, TextDelta
 from ..result import RunResult
 from .bodies import BadRequest, ChatBody, read_body
+from .errors import error
 from .runs import tag_of
 
 if TYPE_CHECKING:
     from .runs import Runs
 
 __all__ = ["chat_completions"]
+
+FAILED = "the run failed on the server; its log says why"
+
+logger = logging.getLogger("minloop.serve")
 
 
 async def chat_completions(request: Request, runs: Runs, token: str | None) -> Response:
@@ -35,7 +41,11 @@ async def chat_completions(request: Request, runs: Runs, token: str | None) -> R
     messages: list[Any] = [m.model_dump(exclude_none=True) for m in body.messages]
     loop = runs.loop_for(tag_of(token))
     if not body.stream:
-        result = await loop.run(messages)
+        try:
+            result = await loop.run(messages)
+        except Exception:  # a broken configuration (a model or layer that raised): logged whole
+            logger.exception("a chat completion's run failed")
+            return error(500, FAILED)
         return JSONResponse(_completion(result, body.model))
     return StreamingResponse(_chunks(loop.stream(messages), body.model), media_type="text/event-stream")
 
@@ -71,6 +81,17 @@ def _completion(result: RunResult, model: str) -> dict[str, Any]:
 
 async def _chunks(stream: Any, model: str) -> AsyncIterator[str]:
     head = {"object": "chat.completion.chunk", "created": int(time.time()), "model": model}
+    try:
+        async for chunk in _deltas(stream, head):
+            yield chunk
+    except Exception:  # after the status went out: the stream's last event says so, as OpenAI's do
+        logger.exception("a chat completion's run failed")
+        yield f"data: {json.dumps({'error': {'message': FAILED, 'status': 500}})}\n\n"
+        return
+    yield "data: [DONE]\n\n"
+
+
+async def _deltas(stream: Any, head: dict[str, Any]) -> AsyncIterator[str]:
     sent = ""
     async with stream as events:
         head["id"] = f"chatcmpl-{stream.trace_id}"
@@ -86,7 +107,6 @@ async def _chunks(stream: Any, model: str) -> AsyncIterator[str]:
                 elif answer != sent:
                     yield _chunk(head, {"content": answer[len(sent) :]}, None)
         yield _chunk(head, {}, "stop")
-    yield "data: [DONE]\n\n"
 
 
 def _chunk(head: dict[str, Any], delta: dict[str, Any], finish: str | None) -> str:
