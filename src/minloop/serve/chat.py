@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
+from ..exceptions import StoreError
 from ..layers.streaming import RunEnd, TextDelta
 from ..result import RunResult
 from .bodies import BadRequest, ChatBody, read_body
@@ -43,6 +44,8 @@ async def chat_completions(request: Request, runs: Runs, token: str | None) -> R
     if not body.stream:
         try:
             result = await loop.run(messages)
+        except StoreError:
+            raise  # a 503, as for every request the store fails
         except Exception:  # a broken configuration (a model or layer that raised): logged whole
             logger.exception("a chat completion's run failed")
             return error(500, FAILED)
