@@ -242,7 +242,7 @@ class Durable(Layer):
     def _admit(self, r: _Run, call: ToolCall, tool: Tool, record: CallRecord | None) -> None:
         """Raise ``ToolFailure`` for a call that must not run now."""
         if record is not None and record.why == "question":
-            if record.phase == "started" and not tool.idempotent:  # its last round may have been sent
+            if record.phase == "started" and not tool.repeatable:  # its last round may have been sent
                 raise ToolFailure("ERR_TOOL_IN_DOUBT", IN_DOUBT)
             return
         verdict = None if record is None else record.verdict
