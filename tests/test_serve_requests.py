@@ -228,9 +228,14 @@ def test_a_run_that_breaks_on_the_server_is_a_json_500_and_its_traceback_is_logg
             f"data: {json.dumps({'error': failed})}\n\n"
         )
         assert httpx.post(f"{base}/v1/chat/completions", json=chat(USER)).status_code == 200
+        message = {"role": "ROLE_USER", "parts": [{"text": "crash"}], "messageId": "m1"}
+        rpc = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": message}}
+        task = httpx.post(f"{base}/a2a", json=rpc, headers={"A2A-Version": "1.0"}).json()["result"]["task"]
+        assert task["status"]["state"] == "TASK_STATE_FAILED"
+        assert task["status"]["message"]["parts"] == [{"text": failed["message"]}]
     logged = log.read_text()
     assert (
-        logged.count("a chat completion's run failed") == 2
-        and logged.count("RuntimeError: the model broke") == 2
+        logged.count("a chat completion's run failed") == 2 and logged.count("an A2A task's run failed") == 1
     )
+    assert logged.count("RuntimeError: the model broke") == 3
     assert "Exception in ASGI application" not in logged

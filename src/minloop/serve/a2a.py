@@ -13,6 +13,7 @@ keeps each caller's tasks apart, and another token finds no such task.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -30,12 +31,14 @@ from ..questions import UserAnswer
 from ..result import RunResult
 from ..runs.records import PendingCall
 from .bodies import bearer
+from .chat import FAILED
 from .runs import tag_of
 
 if TYPE_CHECKING:
     from starlette.requests import Request
     from starlette.routing import Route
 
+    from ..standard import Loop
     from .runs import Runs
 
 __all__ = ["a2a_routes"]
@@ -43,6 +46,8 @@ __all__ = ["a2a_routes"]
 YES = ("yes", "y", "approve", "ok", "是", "好", "同意", "批准")
 DECLINE = ("decline", "no", "n", "拒绝", "不", "否")
 CANCEL = ("cancel", "取消")
+
+logger = logging.getLogger("minloop.serve")
 
 
 class Caller(User):
@@ -81,6 +86,15 @@ class LoopExecutor(AgentExecutor):
         loop = self.runs[0].loop_for(context.call_context.user.user_name)
         text = context.get_user_input()
         run_id = self.paused.pop(context.task_id, None)
+        try:
+            await self._go(context, updater, loop, text, run_id)
+        except Exception:  # a broken model or layer, a failed store: logged whole, the task fails
+            logger.exception("an A2A task's run failed")
+            await updater.failed(updater.new_agent_message([new_text_part(FAILED)]))
+
+    async def _go(self, context: RequestContext, updater: TaskUpdater, loop: Loop, text: str,
+                  run_id: str | None) -> None:  # fmt: skip
+        assert context.task_id
         if run_id is None:
             result = await loop.run(text)
         else:
