@@ -171,7 +171,11 @@ def test_a_paused_run_is_cancelled_and_its_stream_ends_with_that(server: tuple[s
     assert [(n, e["type"], e["result"]["status"]) for n, e in after] == [
         (paused[-1][0] + 1, "RunEnd", "cancelled")
     ]
-    assert late.status_code == 409 and "has ended (cancelled)" in late.json()["error"]["message"]
+    assert (
+        late.status_code == 409
+        and "the run was cancelled by http; a cancelled run cannot be resumed"
+        in late.json()["error"]["message"]
+    )
     assert (deleted.read_text() if deleted.exists() else "") == ran  # the call never ran
 
 

@@ -110,14 +110,17 @@ def test_a_run_driven_by_one_worker_is_cancelled_from_the_other(
         with httpx.Client(base_url=b) as on_b:
             run_id = httpx.post(f"{a}/runs", json={"prompt": "slow 30"}).json()["run_id"]
             _started(tmp_path)
-            asked = on_b.post(f"/runs/{run_id}/cancel")
+            asked = on_b.post(f"/runs/{run_id}/cancel", json={"reason": "too slow", "by": "grace"})
             assert asked.status_code == 202 and asked.json()["status"] == "cancelling"
             state = wait_for(on_b, run_id, "cancelled")
             events = events_of(on_b, run_id)
             again = on_b.post(f"/runs/{run_id}/cancel")
-    assert state["result"]["status"] == "cancelled"
+    assert (state["result"]["status"], state["result"]["error"]) == (
+        "cancelled",
+        "the run was cancelled by grace: too slow",
+    )
     assert events[-1][1]["type"] == "RunEnd" and events[-1][1]["result"]["status"] == "cancelled"
-    assert again.status_code == 409 and "has ended (cancelled)" in again.json()["error"]["message"]
+    assert again.status_code == 409 and "has already ended (cancelled)" in again.json()["error"]["message"]
 
 
 def test_a_stopped_worker_leaves_its_run_to_another_and_its_reader_goes_on_there(

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from .exceptions import MinloopError
 from .layer import Layer
@@ -39,7 +39,7 @@ if TYPE_CHECKING:  # budgets, typed output, streaming and run stores load when a
     from .layers.concurrency import ConcurrencyCap
     from .layers.retry import Retry
     from .layers.streaming import LoopStream
-    from .runs.records import RunStore
+    from .runs.records import RunStore, SharedRunStore
     from .runs.resume import Decisions
 
 __all__ = ["Loop", "run", "run_sync", "standard_layers"]
@@ -127,6 +127,26 @@ class Loop(BaseLoop):
         import asyncio
 
         return asyncio.run(self.resume(run_id, decisions, by=by))
+
+    async def cancel(self, run_id: str, *, reason: str | None = None, by: str | None = None) -> str:
+        """Cancel the stored run ``run_id`` wherever it is (``minloop.runs.cancel``): a paused run
+        ends ``cancelled`` now (``"cancelled"``); one driven by a live process, this one or
+        another, ends at its next step boundary (``"cancelling"``). ``by`` and ``reason`` go in
+        its result and trace. An ended run raises ``RunConflictError``."""
+        import asyncio
+
+        return await asyncio.to_thread(self.cancel_sync, run_id, reason=reason, by=by)
+
+    def cancel_sync(self, run_id: str, *, reason: str | None = None, by: str | None = None) -> str:
+        """Blocking ``cancel``."""
+        from .runs.cancel import cancel, trace_cancel
+        from .runs.resume import durable_of
+
+        store = cast("SharedRunStore", durable_of(self).store)  # both stores share runs
+        done = cancel(store, run_id, by=by, reason=reason)
+        if done == "cancelled":
+            trace_cancel(self.sinks, run_id, store.load(run_id).row.steps, by, reason)
+        return done
 
     def stream_resume(
         self, run_id: str, decisions: Decisions | None = None, *, by: str | None = None

@@ -29,7 +29,17 @@ from .batch import batch_command
 from .calls import CacheDbOpt, CacheOpt, ConcurrencyOpt, RetryOpt, call_keywords
 from .doctor import doctor_command
 from .eval import eval_bfcl_command
-from .runs import Run, Setup, Start, answer_command, approve_command, asker, pause_hint, runs_command
+from .runs import (
+    Run,
+    Setup,
+    Start,
+    answer_command,
+    approve_command,
+    asker,
+    cancel_command,
+    pause_hint,
+    runs_command,
+)
 from .serve import serve_command
 from .trace import replay_command, trace_app
 from .view import LiveView, err, out, show_result
@@ -291,6 +301,7 @@ def _register() -> None:
     """The other commands, after ``run`` so that ``minloop --help`` lists it first."""
     app.command("runs")(runs_command)
     app.command("approve")(approve_command)
+    app.command("cancel")(cancel_command)
     app.command("answer")(answer_command)
     app.command("batch")(batch_command)
     app.command("doctor")(doctor_command)

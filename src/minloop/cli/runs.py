@@ -26,8 +26,10 @@ from rich.text import Text
 from ..exceptions import MinloopError
 from ..questions import Asking, Question, UserAnswer, answers_for
 from ..result import RunResult
+from ..runs.cancel import cancel, trace_cancel
 from ..runs.open import open_store
 from ..runs.records import PendingCall, RunStore, SharedRunStore, Verdict
+from ..trace.sqlite import SQLiteSink, TraceStore, default_path
 from .view import err, one_line, out
 
 __all__ = [
@@ -37,6 +39,7 @@ __all__ = [
     "answer_command",
     "approve_command",
     "asker",
+    "cancel_command",
     "pause_hint",
     "runs_command",
 ]
@@ -283,6 +286,41 @@ def _given(pending: PendingCall, given: str | None, decline: bool, cancel: bool)
     if len(pending.questions) == 1:
         return UserAnswer(content=content)
     return {k: UserAnswer(content=v if isinstance(v, dict) else None) for k, v in content.items()}
+
+
+def cancel_command(
+    run_id: Annotated[str, typer.Argument(help="The run to cancel (see `minloop runs`).")],
+    reason: Annotated[str | None, typer.Option(help="Why: kept in the run's result and trace.")] = None,
+    by: Annotated[str | None, typer.Option(help="Who cancels (default: the user name).")] = None,
+    store: StoreOption = None,
+    trace_db: Annotated[Path | None, typer.Option(help="The trace database runs.db sits beside.")] = None,
+) -> None:
+    """Cancel a run that has not ended: a paused one at once, a running one (in any process) at
+    its next step boundary. A cancelled run cannot be resumed."""
+    who = by or getpass.getuser()
+    with one_line():
+        runs = _open(store, trace_db)
+        done = cancel(runs, run_id, by=who, reason=reason)
+        if done == "cancelled":
+            _trace_end(trace_db, run_id, runs.row(run_id).steps, who, reason)
+    if done == "cancelled":
+        out.print(f"cancelled {run_id}; it cannot be resumed", soft_wrap=True)
+    else:
+        out.print(
+            f"asked {run_id} to cancel: the process driving it stops it at its next step", soft_wrap=True
+        )
+
+
+def _trace_end(trace_db: Path | None, run_id: str, steps: int, by: str, reason: str | None) -> None:
+    """The cancel in the run's trace, if the trace database holds the run."""
+    path = trace_db or default_path()
+    if not path.is_file():
+        return
+    with TraceStore(path) as traces:
+        if not traces.events(run_id):
+            return
+    with SQLiteSink(path) as sink:
+        trace_cancel([sink], run_id, steps, by, reason)
 
 
 def _open(store: str | None, trace_db: Path | None) -> SharedRunStore:

@@ -40,8 +40,9 @@ from ..messages import ToolCall
 from ..models.base import ModelRequest, ModelResponse, Usage
 from ..questions import MAX_ROUNDS, Answered, Answerer, Asked, Asking, answering, ask_all
 from ..result import RunResult, Step
-from ..state import Outcome, Reply, RunState
+from ..state import Continue, Outcome, Reply, RunState, Stop
 from ..tools import Tool
+from .cancel import cancelled_text
 from .checkpoint import Snapshots
 from .owner import this_process
 from .records import CallRecord, PendingCall, RunStore, Verdict
@@ -265,11 +266,19 @@ class Durable(Layer):
         self._write(run, r, self.store.checkpoint, self._until(), step.index, r.snapshots.of(run))
         r.calls = {k: v for k, v in r.calls.items() if k[0] > step.index}
         r.reply = None
-        return outcome
+        asked = self._cancel_asked(run) if isinstance(outcome, Continue) else None
+        return outcome if asked is None else Stop("cancelled", cancelled_text(*asked))
+
+    def _cancel_asked(self, run: RunState) -> tuple[str | None, str | None] | None:
+        """Who asked (in any process) to cancel the run and why, if someone did."""
+        asked = getattr(self.store, "cancel_asked", None)
+        return None if asked is None else asked(run.trace_id)  # type: ignore[no-any-return]
 
     def end(self, run: RunState, result: RunResult) -> RunResult:
         r = self.of(run)
         result = replace(result, pending=tuple(r.pending))
+        if result.status in ("paused", "cancelled") and (asked := self._cancel_asked(run)) is not None:
+            result = replace(result, status="cancelled", error=cancelled_text(*asked), pending=())
         if not r.lost:
             try:
                 finish = self.finish or self.store.finish

@@ -84,6 +84,9 @@ def _answered(run_id: str, pending: PendingCall, given: Any, by: str | None, now
 def check(loop: BaseLoop, run_id: str, stored: StoredRun, verdicts: Mapping[str, Verdict]) -> None:
     """Everything that would stop the resume, before anything changes."""
     status = stored.row.status
+    if status == "cancelled":
+        said = (stored.result or {}).get("error") or "the run was cancelled"
+        raise RunConflictError(run_id, f"{said}; a cancelled run cannot be resumed")
     if status in ENDED:
         raise RunConflictError(run_id, f"the run has ended ({status}); there is nothing to resume")
     ours = fingerprint(loop.registry)

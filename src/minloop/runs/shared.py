@@ -40,7 +40,8 @@ def shared_tables(real: str) -> list[str]:
             run_id TEXT NOT NULL, first_event INTEGER NOT NULL, last_event INTEGER NOT NULL,
             events TEXT NOT NULL, kept_until {real}, PRIMARY KEY (run_id, first_event))""",
         "CREATE INDEX IF NOT EXISTS minloop_events_by_age ON minloop_events (kept_until)",
-        f"CREATE TABLE IF NOT EXISTS minloop_cancels (run_id TEXT PRIMARY KEY, asked {real} NOT NULL)",
+        f"CREATE TABLE IF NOT EXISTS minloop_cancels (run_id TEXT PRIMARY KEY, asked {real} NOT NULL, "
+        "asked_by TEXT, reason TEXT)",
         "CREATE INDEX IF NOT EXISTS minloop_runs_by_status ON minloop_runs (status)",
     ]
 
@@ -156,8 +157,9 @@ class SharedSQL:
             )
             return int(gone or 0)
 
-    def request_cancel(self, run_id: str) -> None:
-        """Ask whoever drives the running run to cancel it (it does at its next check)."""
+    def request_cancel(self, run_id: str, by: str | None = None, reason: str | None = None) -> None:
+        """Ask whoever drives the running run to cancel it (it does at its next check); ``by``
+        whom and why (``reason``) go in its result."""
         with self._lock, self._transaction(True):
             status, _ = self._status(run_id)
             if status != "running":
@@ -165,9 +167,17 @@ class SharedSQL:
                     run_id, f"only a running or paused run can be cancelled; this one is {status}"
                 )
             self._execute(
-                "INSERT INTO minloop_cancels (run_id, asked) VALUES (?, ?) ON CONFLICT (run_id) DO NOTHING",
-                (run_id, time.time()),
+                "INSERT INTO minloop_cancels (run_id, asked, asked_by, reason) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (run_id) DO NOTHING",
+                (run_id, time.time(), by, reason),
             )
+
+    def cancel_asked(self, run_id: str) -> tuple[str | None, str | None] | None:
+        """Who asked to cancel the run and why, if someone did."""
+        with self._lock:
+            got = self._execute("SELECT asked_by, reason FROM minloop_cancels WHERE run_id = ?", (run_id,))
+            row = got.fetchone()
+        return None if row is None else (row[0], row[1])
 
     def cancels(self, owner: str) -> list[str]:
         """The runs ``owner`` drives that someone asked to cancel."""
@@ -178,12 +188,15 @@ class SharedSQL:
 
     def cancel_paused(self, run_id: str, seen: int, result: dict[str, Any], event: dict[str, Any],
                       kept_for: float) -> None:  # fmt: skip
-        """End the paused run ``run_id`` as cancelled, if it is still at version ``seen``: its
-        ``result``, and ``event`` after its stored events; its pending calls are dropped."""
+        """End the run ``run_id`` that nobody drives (paused, or running with its process gone) as
+        cancelled, if it is still at version ``seen``: its ``result``, and ``event`` after its
+        stored events; its pending calls are dropped."""
         with self._lock, self._transaction(True):
             status, version = self._status(run_id)
-            if status != "paused":
-                raise RunConflictError(run_id, f"the run is no longer paused ({status}); try again")
+            if status in ENDED:
+                raise RunConflictError(
+                    run_id, f"the run has already ended ({status}); there is nothing to cancel"
+                )
             if version != seen:
                 raise RunConflictError(run_id, "the run changed while it was being cancelled; try again")
             got = self._execute("SELECT MAX(last_event) FROM minloop_events WHERE run_id = ?", (run_id,))

@@ -32,7 +32,7 @@ from ..exceptions import RunConflictError, RunError, RunMismatchError, RunNotFou
 from ..runs.records import SharedRunStore, Verdict
 from ..runs.shared import KEPT_FOR
 from ..standard import Loop
-from .bodies import AnswerBody, BadRequest, DecisionBody, ResumeBody, StartBody, bearer, read_body
+from .bodies import AnswerBody, BadRequest, CancelBody, DecisionBody, ResumeBody, StartBody, bearer, read_body
 from .chat import chat_completions
 from .errors import error, http_error, server_error, shown
 from .events import EventStream
@@ -207,5 +207,6 @@ async def _resume(request: Request, runs: Runs, token: str | None) -> Response:
 
 
 async def _cancel(request: Request, runs: Runs, token: str | None) -> Response:
-    status = runs.cancel(request.path_params["run_id"], token)
+    body = await read_body(request, CancelBody)
+    status = runs.cancel(request.path_params["run_id"], token, by=body.by or "http", reason=body.reason)
     return JSONResponse({"run_id": request.path_params["run_id"], "status": status}, status_code=202)

@@ -66,6 +66,11 @@ class AnswerBody(AnswerOf):
         return UserAnswer(self.action, self.content)
 
 
+class CancelBody(_Strict):
+    reason: str | None = Field(default=None, max_length=10_000)
+    by: str | None = Field(default=None, max_length=200)
+
+
 class ResumeBody(_Strict):
     decisions: dict[Annotated[str, Field(max_length=200)], bool] = Field(
         default_factory=dict, max_length=1000

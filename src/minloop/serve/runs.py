@@ -21,6 +21,7 @@ from typing import Any
 
 from ..exceptions import MinloopError, RunConflictError, RunNotFoundError
 from ..layers.streaming import LoopStream, RunEnd
+from ..runs.cancel import cancel
 from ..runs.owner import stalled, this_process
 from ..runs.records import ENDED, SharedRunStore
 from ..runs.resume import Decisions, durable_of
@@ -33,7 +34,6 @@ __all__ = ["Runs", "tag_of"]
 
 CHECK = 0.25  # seconds between looks for cancel requests
 GAP = AHEAD + 2  # numbers skipped after a worker stopped (its readers may have seen that many unwritten)
-CANCELLED = "the run was cancelled while it waited for a decision"
 
 logger = logging.getLogger("minloop.serve")
 
@@ -110,42 +110,28 @@ class Runs:
             last = event_dict(RunEnd(stream.result, len(stream.result.steps)))
         await self.journal.close(log, last)
 
-    def cancel(self, run_id: str, token: str | None) -> str:
-        """Cancel the run: at once if it goes here, at the driving worker's next check if it goes
-        elsewhere, and a paused run ends ``cancelled``. Returns ``cancelling`` or ``cancelled``."""
+    def cancel(
+        self, run_id: str, token: str | None, *, by: str | None = None, reason: str | None = None
+    ) -> str:
+        """Cancel the run (``minloop.runs.cancel``): at once if it goes here, at the driving
+        worker's next check if it goes elsewhere, and a paused run ends ``cancelled``. Returns
+        ``cancelling`` or ``cancelled``."""
         self.check(run_id, token)
         log = self.journal.logs.get(run_id)
         if log is not None and not log.done and not log.closing and log.task is not None:
+            self.store.request_cancel(run_id, by, reason)  # who and why, for the run's result
             log.task.cancel()
             return "cancelling"
-        for _ in range(3):  # the run may pause or go on between reading it and writing
-            stored = self.store.load(run_id)
-            status = stored.row.status
-            try:
-                if status == "running":
-                    self.store.request_cancel(run_id)
-                    return "cancelling"
-                if status == "paused":
-                    result = {
-                        **(stored.result or {}),
-                        "status": "cancelled",
-                        "error": CANCELLED,
-                        "pending": [],
-                    }
-                    event = {"type": "RunEnd", "step": len(result.get("steps") or ()), "result": result}
-                    self.store.cancel_paused(run_id, stored.version, result, event, self.kept_for)
-                    return "cancelled"
-            except RunConflictError:
-                continue
-            raise RunConflictError(run_id, f"the run has ended ({status}); there is nothing to cancel")
-        raise RunConflictError(run_id, "the run kept changing while it was being cancelled; try again")
+        return cancel(self.store, run_id, by=by, reason=reason, kept_for=self.kept_for)
 
     def check(self, run_id: str, token: str | None) -> None:
         """Raise ``RunNotFoundError`` unless ``token`` started ``run_id`` (someone else's run is
         reported as missing, not as forbidden)."""
         log = self.journal.logs.get(run_id)
         found = log.tag if log is not None else self.store.row(run_id).tag or ""
-        if found != tag_of(token):
+        if found != tag_of(token) and (
+            found or token is not None
+        ):  # untagged: started outside, open to no token
             raise RunNotFoundError(run_id, "no run with this id for this token")
 
     def state(self, run_id: str, token: str | None) -> dict[str, Any]:
