@@ -15,7 +15,7 @@ MAX_FUNCTION_LINES = 60
 CORE = {
     "decision", "driver", "exceptions", "execute", "fallback", "guard", "layer", "log", "loop", "messages",
     "redact", "result", "schemas", "state", "tools", "workers", "models.__init__", "models.base", "envelope",
-    "textcalls", "questions", "callshapes",
+    "textcalls", "questions", "callshapes", "sources",
 }  # fmt: skip
 ROOMS = (
     "layers", "standard", "cli", "trace", "batch", "evals", "builtins", "testing", "factory", "doctor", "mcp",

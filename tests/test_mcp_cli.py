@@ -53,6 +53,10 @@ def test_a_prefix_keeps_two_servers_apart_and_a_clash_is_an_error() -> None:
     doc = json.loads(done.output)
     assert [json.loads(m["content"])["result"] for m in doc["messages"] if m["role"] == "tool"] == [
         "faultA call #1 echo: x", "faultB call #1 echo: y"]  # fmt: skip
+    assert doc["mcp_servers"] == [  # the protocol each connection settled on
+        {"name": "faultA", "transport": "stdio", "protocol": "2025-11-25"},
+        {"name": "faultB", "transport": "stdio", "protocol": "2025-11-25"},
+    ]
     clash = runner.invoke(app, ["run", "echo", "--model", "m", "--base-url", server.base_url,
                                 "--mcp", FAULTS, "--mcp", FAULTS])  # fmt: skip
     assert clash.exit_code == 2

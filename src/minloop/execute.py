@@ -93,6 +93,40 @@ class ExecContext:
     redact: Callable[[Any], Any] | None = None
     wrap: Wrap | None = None
     step: int = 0  # the step whose calls run now (part of each call's key)
+    listed: Mapping[str, Tool] = field(init=False)  # the loop's tools, before any source changed them
+    sources: bool = field(init=False)  # some tools come from a source that may change them
+
+    def __post_init__(self) -> None:
+        self.listed, self.sources = self.tools, any(t.source is not None for t in self.tools.values())
+
+    async def current(self, specs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The tools to offer at this step: ``specs`` (the loop's), unless some tools come from a
+        source that may change them (``ToolSource``); then each source's current tools, which
+        become the run's."""
+        if not self.sources:
+            return specs
+        self.tools = await current_tools(self.listed, self.log)
+        return [t.spec() for t in self.tools.values()]
+
+
+async def current_tools(registry: Mapping[str, Tool], log: Any) -> dict[str, Tool]:
+    """``registry`` with each source's current tools in place of its earlier ones; a new tool whose
+    name another tool has is left out, with a warning on ``log``."""
+    tools: dict[str, Tool] = {}
+    asked: set[int] = set()  # the sources asked already
+    for t in registry.values():
+        if t.source is None:
+            tools[t.name] = t
+        elif id(t.source) not in asked:
+            asked.add(id(t.source))
+            for fresh in await t.source.current():
+                if fresh.name in tools or getattr(registry.get(fresh.name), "source", 0) is None:
+                    log.warning(
+                        "tool %r of %s is left out: another tool has its name", fresh.name, t.source.name
+                    )
+                else:
+                    tools[fresh.name] = fresh
+    return tools
 
 
 class ToolFailure(Exception):

@@ -166,9 +166,9 @@ class BaseLoop:
         control = control_message(c, decayed=decayed, messages=state.messages, note=state.note)
         done = f"no answer within {self.max_steps} steps"
         limit = Limit("max_steps", "max_steps_exceeded", done) if len(state.steps) >= self.max_steps else None
-        prompt = Prompt(
-            [*state.messages], self.specs,
-            "none" if decayed else next_tool_choice(self.tool_choice, state.tool_steps, bool(self.specs)),
+        prompt = Prompt(  # tools from a source that may change them (an MCP server): the current ones
+            [*state.messages], (specs := await state.calls.current(self.specs)),
+            "none" if decayed else next_tool_choice(self.tool_choice, state.tool_steps, bool(specs)),
             control["content"] if control else None, control_role=c.control_role, answer_check=c.answer_check,
             decayed=decayed, limit=limit,
         )  # fmt: skip
@@ -190,7 +190,7 @@ class BaseLoop:
     async def decide(self, state: RunState, reply: Reply, stack: Stack) -> Decision:
         """What the reply is (answer, calls, blank, unfinished), then what the layers make of it."""
         check = state.prompt.answer_check if state.prompt else None
-        names = self.registry if state.controls.text_calls else ()
+        names = state.tools if state.controls.text_calls else ()
         off = state.prompt is not None and state.prompt.tool_choice == "none"
         decision = decide(reply.response.message, state.index, check, state.messages, names, tools_off=off,
                           stopped=reply.response.stopped)  # fmt: skip

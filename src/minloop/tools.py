@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from .exceptions import ToolDefinitionError
 from .schemas import closed, compile_schema, problems
+from .sources import ToolSource
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -74,7 +75,8 @@ class Tool:
     and the live view show it. ``idempotent`` says a call may safely run twice (a read, or a
     write that sets rather than adds): a resumed run repeats such a call when it cannot know
     whether it finished. ``read_only``: a call changes nothing (its result may be cached);
-    ``retry``: a failed call may be tried again anyway; ``key``: the hidden ``CallKey`` parameter.
+    ``retry``: a failed call may be tried again anyway; ``key``: the hidden ``CallKey`` parameter;
+    ``source``: where it comes from, when that may change it during a run (``ToolSource``).
     """
 
     name: str
@@ -95,6 +97,7 @@ class Tool:
     read_only: bool = False
     retry: bool = False
     key: str | None = None
+    source: ToolSource[Tool] | None = field(default=None, repr=False, compare=False)
     _arg_schema: Mapping[str, Any] | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -206,7 +206,8 @@ def finish(setup: Setup, as_json: bool, start: Start, run: Run, extra: dict[str,
         loop = Loop(chosen, toolset, setup.max_steps, sinks=[trace] if trace else [], context=policy,
                     approve=_approver(setup.yes, setup.no_input), ask_user=asker(setup.no_input), store=store,
                     **extra)  # fmt: skip
-        result = asyncio.run(_drive(loop, start, run, live=not as_json, servers=setup.mcp))
+        servers: list[dict[str, Any]] = []  # what each MCP server settled on, for --json
+        result = asyncio.run(_drive(loop, start, run, live=not as_json, servers=setup.mcp, opened=servers))
     except (MinloopError, OSError, sqlite3.Error) as exc:
         err.print(f"[bold red]error:[/] {exc}", soft_wrap=True)
         raise typer.Exit(2) from None
@@ -215,7 +216,8 @@ def finish(setup: Setup, as_json: bool, start: Start, run: Run, extra: dict[str,
             if opened is not None:
                 opened.close()
     if as_json:
-        sys.stdout.write(json.dumps(result.to_dict(), ensure_ascii=False, indent=2) + "\n")
+        shown = {**result.to_dict(), **({"mcp_servers": servers} if servers else {})}
+        sys.stdout.write(json.dumps(shown, ensure_ascii=False, indent=2) + "\n")
     else:
         show_result(result)
         if result.status == "paused":
@@ -238,10 +240,20 @@ def _read_schema(path: Path) -> dict[str, Any]:
     return schema
 
 
-async def _drive(loop: Loop, start: Start, run: Run, *, live: bool, servers: Sequence[str] = ()) -> RunResult:
+async def _drive(
+    loop: Loop,
+    start: Start,
+    run: Run,
+    *,
+    live: bool,
+    servers: Sequence[str] = (),
+    opened: list[Any] | None = None,
+) -> RunResult:
     async with AsyncExitStack() as stack:
         if servers:
             loop = await _with_mcp(loop, servers, stack)
+            sources = {t.source: None for t in loop.registry.values() if t.source is not None}
+            (opened if opened is not None else []).extend(s.about() for s in sources)
         if not live:
             return await run(loop)
         view = LiveView(loop.registry)

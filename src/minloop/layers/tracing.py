@@ -158,8 +158,10 @@ class Tracing(Layer):
             return
         model = getattr(run.model, "name", type(run.model).__name__)
         tools = sorted(run.tools)
+        sources = {t.source: None for t in run.tools.values() if t.source is not None}
+        servers = {"servers": [s.about() for s in sources]} if sources else {}
         self.tracer(run).emit("run_start", 0, model=model, tools=tools, max_steps=self.max_steps,
-                              messages=list(run.messages))  # fmt: skip
+                              messages=list(run.messages), **servers)  # fmt: skip
 
     async def wrap_model(self, run: RunState, request: ModelRequest, call: CallModel) -> Reply:
         tracer, prompt, step = self.tracer(run), run.prompt, run.index

@@ -1,29 +1,32 @@
-"""One connection to an MCP server, over stdio (a command line) or streamable HTTP (a URL)."""
+"""One connection to an MCP server, over stdio (a command line) or streamable HTTP (a URL), in
+either protocol era: the 2026-07-28 protocol (no handshake; each request says its version) or the
+handshake protocol before it. ``protocol="auto"`` tries the first and falls back to the second."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import shlex
-import shutil
-import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
+from dataclasses import replace
 from pathlib import Path
-from typing import IO, Any
+from typing import Any, TextIO, TypeVar
 
 from ..exceptions import MCPConnectionError, MinloopError, MissingDependencyError, ToolDefinitionError
 from ..tools import DEFAULT_TIMEOUT, Tool
 from .convert import MCPToolError, payload, to_tool
 from .logs import Source, route_sdk_logs, serving
+from .transport import command_name, http_transport, stdio_transport
 
 __all__ = ["MCPServer"]
 
 INSTALL_HINT = 'pip install "minloop[mcp]"'
 CONNECT_TIMEOUT = 20.0
 log = logging.getLogger("minloop.mcp")
+T = TypeVar("T")
 
 
 class MCPServer:
@@ -35,16 +38,21 @@ class MCPServer:
     and a command not found on ``PATH`` is also looked up beside it (a virtualenv's ``bin``), so
     servers installed in minloop's environment start without activating it.
 
-    Entering the ``async with`` starts (or connects to) the server, lists its tools and makes
-    ``tools``: ordinary minloop tools whose arguments are checked against the server's input
-    schema before anything is sent and whose structured results are checked against its output
-    schema. Leaving it closes the connection (and stops a stdio server). ``name`` labels the
-    server in traces and errors (default: the name the server gives itself); ``prefix`` is put
-    before every tool name (``prefix_tool``) to keep apart tools of the same name; ``timeout``
-    bounds each call in seconds; ``needs_approval`` is ``None`` to follow the server's tool
-    annotations (destructive and not read-only needs approval), ``True`` for every tool or
-    ``False`` for none. ``env`` adds environment variables for a stdio server (it otherwise gets
-    only HOME, PATH and the like, as the MCP SDK decides); ``cwd`` is its working directory.
+    Entering the ``async with`` starts (or connects to) the server, settles the protocol, lists
+    its tools and makes ``tools``: ordinary minloop tools whose arguments are checked against the
+    server's input schema before anything is sent and whose structured results are checked
+    against its output schema. Leaving it closes the connection (and stops a stdio server).
+    ``name`` labels the server in traces and errors (default: the name the server gives itself);
+    ``prefix`` is put before every tool name (``prefix_tool``) to keep apart tools of the same
+    name; ``timeout`` bounds each call in seconds; ``needs_approval`` is ``None`` to follow the
+    server's tool annotations (destructive and not read-only needs approval), ``True`` for every
+    tool or ``False`` for none. ``env`` adds environment variables for a stdio server (it
+    otherwise gets only HOME, PATH and the like, as the MCP SDK decides); ``cwd`` is its working
+    directory. ``protocol`` is ``"auto"`` (the 2026-07-28 protocol when the server speaks it, else
+    the handshake protocol), ``"legacy"`` (the handshake only) or a protocol version to use
+    without asking; ``protocol_version`` is the one the connection settled on. ``headers`` are
+    sent with every HTTP request and ``auth`` (an ``httpx2.Auth``, e.g. ``minloop.mcp.oauth(...)``)
+    signs them; neither is ever written to a trace, a run store or a log.
     """
 
     def __init__(
@@ -58,28 +66,50 @@ class MCPServer:
         env: Mapping[str, str] | None = None,
         cwd: str | Path | None = None,
         connect_timeout: float = CONNECT_TIMEOUT,
+        protocol: str = "auto",
+        headers: Mapping[str, str] | None = None,
+        auth: Any = None,
     ) -> None:
         self.target = target
         self.url = target if isinstance(target, str) and target.startswith(("http://", "https://")) else None
         self.argv = [] if self.url else (shlex.split(target) if isinstance(target, str) else list(target))
         if not self.url and not self.argv:
             raise MCPConnectionError("an MCP server needs a command line or an http(s) URL, got nothing")
-        self.name = name or self.url or _command_name(self.argv)
+        if (headers or auth is not None) and not self.url:
+            raise MCPConnectionError(
+                f"headers and auth are for a server reached by URL; {self.argv[0]!r} is started over stdio "
+                "(give it what it needs in env= instead)"
+            )
+        self.name = name or self.url or command_name(self.argv)
         self._named = name is not None
         self.prefix, self.timeout, self.approval = prefix, timeout, needs_approval
         self.env, self.cwd, self.connect_timeout = dict(env or {}), cwd, connect_timeout
+        self.protocol, self.headers, self.auth = protocol, dict(headers or {}), auth
+        self.protocol_version: str | None = None
         self.tools: list[Tool] = []
         self.own_names: dict[str, str] = {}  # the name the model sees -> the server's own name
-        self.session: Any = None
+        self.client: Any = None  # the SDK's mcp.Client while connected
         self._task: asyncio.Task[None] | None = None
-        self._calls: Any = None  # the connection's task group, where calls run
+        self._calls: Any = None  # the connection's task group, where requests run
         self._pending: set[asyncio.Future[Any]] = set()
         self._stop = asyncio.Event()
-        self._stderr: IO[str] | None = None
+        self._stderr: TextIO | None = None
         self._lost: str | None = None
+        self._stale = False  # the server announced a change of its tools
+        self._expires: float | None = None  # when the tool list's ttlMs runs out (time.monotonic())
 
     def __repr__(self) -> str:
         return f"MCPServer({self.target!r}, name={self.name!r})"
+
+    @property
+    def session(self) -> Any:
+        """The SDK's ``ClientSession`` while connected, else ``None``."""
+        return None if self.client is None else self.client.session
+
+    def about(self) -> dict[str, Any]:
+        """What the trace and ``minloop run --json`` say about this server."""
+        return {"name": self.name, "transport": "http" if self.url else "stdio",
+                "protocol": self.protocol_version}  # fmt: skip
 
     async def __aenter__(self) -> MCPServer:
         if self._task is not None:
@@ -101,9 +131,8 @@ class MCPServer:
             task.cancel()  # when connecting failed the task has already ended
             await asyncio.wait({task})
             raise
-        log.info(
-            "MCP server %s: %d tools (%s)", self.name, len(self.tools), ", ".join(t.name for t in self.tools)
-        )
+        log.info("MCP server %s (protocol %s): %d tools (%s)", self.name, self.protocol_version,
+                 len(self.tools), ", ".join(t.name for t in self.tools))  # fmt: skip
         return self
 
     async def __aexit__(self, *_: object) -> None:
@@ -136,31 +165,35 @@ class MCPServer:
 
     async def _connect_and_serve(self, ready: asyncio.Future[None]) -> None:
         import anyio
-        from mcp.client.session import ClientSession
+        from mcp import Client
+        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
         async with AsyncExitStack() as stack:
-            streams = await stack.enter_async_context(self._transport())
-            self.session = await stack.enter_async_context(ClientSession(*streams))
+            client = Client(self._transport(), mode=self.protocol, cache=None, message_handler=self._notified)
             async with asyncio.timeout(self.connect_timeout):
-                init = await self.session.initialize()
-                listed = await self._list_tools()
-            if not self._named and init.server_info.name:
-                self.name = init.server_info.name
+                await stack.enter_async_context(client)
+                self.protocol_version = client.protocol_version
+                listed, ttl = await self._list_tools(client)
+            self.client = client
+            info = client.server_info
+            if not self._named and info is not None and info.name:
+                self.name = info.name
             source = serving.get()
             if source is not None:
                 source.named(self.name)
-            self.tools = [self._tool(t) for t in listed]
-            self.own_names = {t.name: item.name for t, item in zip(self.tools, listed, strict=True)}
-            if not ready.done():
-                ready.set_result(None)
+            self._offer(listed, ttl)
             async with anyio.create_task_group() as calls:
                 self._calls = calls
+                if self.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                    calls.start_soon(self._follow)
+                if not ready.done():
+                    ready.set_result(None)
                 await self._stop.wait()
-                calls.cancel_scope.cancel()  # calls still running when the block is left
+                calls.cancel_scope.cancel()  # requests still running when the block is left
 
     def _ended(self, ready: asyncio.Future[None], exc: BaseException | None) -> None:
         """The connection is over: say why to whoever waits (the opener, or calls in flight)."""
-        self.session, self._calls = None, None
+        self.client, self._calls = None, None
         if not ready.done():
             if isinstance(exc, Exception):
                 ready.set_exception(self._cannot_connect(exc))
@@ -192,8 +225,19 @@ class MCPServer:
             f"session{self._stderr_tail()}"
         )
 
+    def _offer(self, listed: list[Any], ttl: int | None) -> None:
+        """Make ``tools`` from a listing; with a ``ttlMs``, the listing is asked for again when it runs out."""
+        before = {t.name for t in self.tools}
+        self.tools = [self._tool(t) for t in listed]
+        self.own_names = {t.name: item.name for t, item in zip(self.tools, listed, strict=True)}
+        self._expires = time.monotonic() + ttl / 1000 if ttl else None
+        now = {t.name for t in self.tools}
+        if before and now != before:
+            added, gone = ", ".join(sorted(now - before)) or "none", ", ".join(sorted(before - now)) or "none"
+            log.info("MCP server %s: its tools changed (added: %s; removed: %s)", self.name, added, gone)
+
     def _tool(self, listed: Any) -> Tool:
-        return to_tool(
+        made = to_tool(
             listed,
             self.call,
             server=self.name,
@@ -201,32 +245,56 @@ class MCPServer:
             timeout=self.timeout,
             approval=self.approval,
         )
+        return replace(made, source=self)
+
+    async def current(self) -> list[Tool]:
+        """The server's tools now: listed again when the server announced a change (or its list's
+        ``ttlMs`` ran out) since the last time, else the last list. A listing that fails keeps the
+        last list, with a warning, and is tried again at the next step."""
+        due = self._stale or (self._expires is not None and time.monotonic() >= self._expires)
+        if not due or self._lost is not None or self._calls is None:
+            return self.tools
+        self._stale = False
+        try:
+            async with asyncio.timeout(self.timeout):
+                listed, ttl = await self._run(lambda: self._list_tools(self.client))
+        except Exception as exc:
+            self._stale = True
+            log.warning("MCP server %s: could not list its tools again, the last list stays: %s",
+                        self.name, _leaf(exc))  # fmt: skip
+            return self.tools
+        self._offer(listed, ttl)
+        return self.tools
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> Any:
         """Call ``tool`` (its name on the server) and return what the model reads. The call runs in
         the connection's task; when the connection is gone it fails at once with ``ConnectionError``."""
+        return await self._run(lambda: self._send(tool, arguments))
+
+    async def _run(self, request: Callable[[], Awaitable[T]]) -> T:
+        """Run ``request()`` in the connection's task and wait for it; cancelling the wait cancels it."""
         if self._lost is not None or self._calls is None:
             raise ConnectionError(
                 self._lost or f"MCP server {self.name!r} is not connected (use `async with`)"
             )
-        answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        answer: asyncio.Future[T] = asyncio.get_running_loop().create_future()
         self._pending.add(answer)
         try:
-            self._calls.start_soon(self._answer, tool, arguments, answer)
+            self._calls.start_soon(self._answer, request, answer)
         except RuntimeError:
-            pass  # the connection is ending; it fails the call when it has ended
+            pass  # the connection is ending; it fails the request when it has ended
         try:
             return await answer  # a timeout cancels it, and so the request
         finally:
             self._pending.discard(answer)
 
-    async def _answer(self, tool: str, arguments: dict[str, Any], answer: asyncio.Future[Any]) -> None:
+    async def _answer(self, request: Callable[[], Awaitable[T]], answer: asyncio.Future[T]) -> None:
         import anyio
 
         with anyio.CancelScope() as scope:
             answer.add_done_callback(lambda done: scope.cancel() if done.cancelled() else None)
             try:
-                value = await self._send(tool, arguments)
+                value = await request()
             except Exception as exc:
                 if not answer.done():
                     answer.set_exception(exc)
@@ -235,12 +303,15 @@ class MCPServer:
                     answer.set_result(value)
 
     async def _send(self, tool: str, arguments: dict[str, Any]) -> Any:
+        """One ``tools/call`` and what the model reads of its result."""
         from mcp.shared.exceptions import MCPError
+        from pydantic import TypeAdapter
 
         types = self._types
         request = types.CallToolRequest(params=types.CallToolRequestParams(name=tool, arguments=arguments))
+        shape: Any = TypeAdapter(types.CallToolResult | types.InputRequiredResult)
         try:
-            result = await self.session.send_request(request, types.CallToolResult)
+            result = await self.client.session.send_request(request, shape)
         except MCPError as exc:
             if exc.code == types.CONNECTION_CLOSED:
                 self._lost = (
@@ -252,38 +323,49 @@ class MCPServer:
             raise MCPToolError(
                 f"server {self.name!r} answered the call with an error: {exc.message} (JSON-RPC error {exc.code})"
             ) from None
+        if isinstance(result, types.InputRequiredResult):
+            raise MCPToolError(f"server {self.name!r} asked for input, which this client does not answer")
         return payload(result, self.name)
 
-    async def _list_tools(self) -> list[Any]:
+    async def _list_tools(self, client: Any) -> tuple[list[Any], int | None]:
+        """Every page of the tool list, and its ``ttlMs`` on a 2026-07-28 connection."""
         tools: list[Any] = []
         cursor: str | None = None
+        ttl: int | None = None
         while True:
-            params: Any = self._types.PaginatedRequestParams(cursor=cursor) if cursor else None
-            page = await self.session.list_tools(params=params)
+            page = await client.list_tools(cursor=cursor)
+            if cursor is None and "ttl_ms" in page.model_fields_set:
+                ttl = page.ttl_ms
             tools.extend(page.tools)
             cursor = page.next_cursor
             if not cursor:
-                return tools
+                return tools, ttl
+
+    async def _notified(self, message: Any) -> None:
+        """Notifications of the handshake protocol: a changed tool list is listed again at the next step."""
+        if isinstance(message, self._types.ToolListChangedNotification):
+            self._stale = True
+
+    async def _follow(self) -> None:
+        """In the 2026-07-28 protocol, changes come on a ``subscriptions/listen`` stream: each
+        announced change of the tools is listed again at the next step. A server that does not
+        offer the stream is listed once (and again when its ``ttlMs`` runs out)."""
+        from mcp.client.subscriptions import ToolsListChanged
+
+        try:
+            async with self.client.listen(tools_list_changed=True) as changes:
+                async for event in changes:
+                    if isinstance(event, ToolsListChanged):
+                        self._stale = True
+        except Exception as exc:  # no stream, or it ended: the list still follows its ttlMs
+            log.debug("MCP server %s: no change announcements: %s", self.name, _leaf(exc))
 
     def _transport(self) -> Any:
         if self.url:
-            from mcp.client.streamable_http import streamable_http_client
-
-            return streamable_http_client(self.url)
-        from mcp.client.stdio import StdioServerParameters, stdio_client
-
-        command = _resolve(self.argv[0])
-        if command is None:
-            raise MCPConnectionError(
-                f"cannot start MCP server {self.name!r}: command {self.argv[0]!r} was not found on PATH "
-                f"nor in {Path(sys.executable).parent}; install it or give its full path"
-            )
+            return http_transport(self.url, self.headers, self.auth)
         # closed when the connection has ended, once its last lines are in the error
         self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
-        params = StdioServerParameters(
-            command=command, args=self.argv[1:], env=self.env or None, cwd=self.cwd
-        )
-        return stdio_client(params, errlog=self._stderr)
+        return stdio_transport(self.name, self.argv, self.env, self.cwd, self._stderr)
 
     def _cannot_connect(self, exc: Exception) -> MinloopError:
         if isinstance(exc, MCPConnectionError | ToolDefinitionError):
@@ -295,6 +377,8 @@ class MCPServer:
             why = "it exited or closed the connection before the MCP handshake"
         else:
             why = f"{type(leaf).__name__}: {leaf}"
+        if self.protocol != "auto":
+            why += f"; it may not speak the {self.protocol} protocol (protocol='auto' lets the server's answer decide)"
         command = self.target if isinstance(self.target, str) else shlex.join(self.argv)
         how = f"URL {self.url}" if self.url else f"command: {command}"
         return MCPConnectionError(
@@ -308,26 +392,6 @@ class MCPServer:
         self._stderr.seek(0)
         text = self._stderr.read().strip()
         return f"; its last output: {text[-limit:]}" if text else ""
-
-
-def _command_name(argv: list[str]) -> str:
-    """``mcp_server_time`` for ``python -m mcp_server_time``, ``server`` for ``python server.py``."""
-    if Path(argv[0]).name.startswith("python") and len(argv) > 1:
-        if argv[1] == "-m" and len(argv) > 2:
-            return argv[2]
-        if argv[1].endswith(".py"):
-            return Path(argv[1]).stem
-    return Path(argv[0]).name
-
-
-def _resolve(command: str) -> str | None:
-    if command in ("python", "python3"):
-        return sys.executable
-    found = shutil.which(command)
-    if found:
-        return found
-    beside = Path(sys.executable).parent / command
-    return str(beside) if os.access(beside, os.X_OK) and beside.is_file() else None
 
 
 def _leaf(exc: BaseException) -> BaseException:
