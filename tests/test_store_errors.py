@@ -225,10 +225,18 @@ def test_a_read_only_store_is_refused_by_the_api_and_the_command_line(tmp_path: 
         assert READ_ONLY in last
         command = [*_as_other_user(), sys.executable, "-c", "from minloop.cli import main; main()", "approve", run_id, call_id,
                    "--store", str(path)]  # fmt: skip
+        refused = f"run store {path}: the file cannot be written (read-only) (attempt to write a readonly database); {READ_ONLY}"  # fmt: skip
         child = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
-        assert child.returncode == 2 and child.stdout == ""
-        said = one_line(child.stderr)
-        assert said.startswith(f"run store {path}: the file cannot be") and said.endswith(READ_ONLY)
+        assert (child.returncode, child.stdout, one_line(child.stderr)) == (2, "", refused)
+        path.chmod(0o666)  # the file may be written, its folder not (no -wal or -shm beside it)
+        child = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
+        assert (child.returncode, child.stdout, one_line(child.stderr)) == (2, "", refused)
+        new = folder / "sub" / "runs.db"
+        child = subprocess.run([*command[:-1], str(new)], env=env, capture_output=True, text=True, timeout=60)
+        assert one_line(child.stderr) == (
+            f"run store {new}: its folder cannot be made: permission denied; give this user write access "
+            "to the folder above it, or give another path"
+        )
         assert path.read_bytes() == before
     finally:
         for p in (home, *home.rglob("*")):

@@ -40,10 +40,11 @@ PROBLEMS = {
 }  # fmt: skip
 OS_PROBLEMS = {
     errno.ENOSPC: ("cannot be made: the disk is full", "free some space, then try again"),
-    errno.EACCES: ("cannot be made: permission denied", "give this user write access to its folder, or give another path"),
-    errno.EPERM: ("cannot be made: permission denied", "give this user write access to its folder, or give another path"),
+    errno.EACCES: ("cannot be made: permission denied", "give this user write access to the folder above it, or give another path"),
+    errno.EPERM: ("cannot be made: permission denied", "give this user write access to the folder above it, or give another path"),
     errno.EROFS: ("cannot be made: the file system is read-only", "give a path on a writable disk"),
     errno.ENOTDIR: ("cannot be made: a part of its path is a file, not a folder", "give another path"),
+    errno.EEXIST: ("cannot be made: a part of its path is a file, not a folder", "give another path"),
 }  # fmt: skip
 
 
@@ -55,7 +56,7 @@ def sqlite_error(what: str, path: object, exc: BaseException) -> StoreError:
         problem, todo = OS_PROBLEMS.get(
             exc.errno or 0, (f"cannot be made: {exc.strerror or exc}", "give another path")
         )
-        return StoreError(store, f"the file {problem}; {todo}")
+        return StoreError(store, f"its folder {problem}; {todo}")
     name = str(getattr(exc, "sqlite_errorname", "") or "")
     said = str(exc) or name or type(exc).__name__
     problem, todo = next(
