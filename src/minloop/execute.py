@@ -37,7 +37,7 @@ from .exceptions import NestedModelCallError
 from .guard import tool_scope
 from .messages import Message, ResultRole, ToolCall, loads
 from .tools import CallKey, ContractViolation, Tool, pydantic_problems
-from .workers import Overdue, call_in_thread
+from .workers import Overdue, call_awaiting, call_in_thread
 
 __all__ = [
     "ErrorCode",
@@ -276,15 +276,9 @@ async def _invoke(tool: Tool, args: dict[str, Any]) -> Any:
     try:
         if not tool.is_async:
             return await call_in_thread(tool.fn, args, tool.timeout)
-        deadline = asyncio.timeout(tool.timeout)
-        async with deadline:
-            return await tool.fn(**args)
+        return await call_awaiting(tool.fn(**args), tool.timeout)
     except Overdue:
         raise _late(tool) from None
-    except TimeoutError as exc:
-        if tool.is_async and deadline.expired():
-            raise _late(tool) from None
-        raise ToolFailure("ERR_TOOL_FAILED", describe(exc)) from None
     except NestedModelCallError:
         raise  # a red-line breach is the developer's bug: fail loudly
     except TransientToolError as exc:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from contextlib import nullcontext
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -96,8 +97,7 @@ class BaseLoop:
         return self.drive(self.stack.outside(layers).new_run(lambda: self.new_state(messages)), layers)
 
     def new_state(self, messages: list[Message]) -> RunState:
-        trace_id, c = new_trace_id(), self.controls
-        log = run_logger(trace_id)
+        c, log = self.controls, run_logger(trace_id := new_trace_id())
         calls = ExecContext(self.registry, c.fallback, trace_id, log, {}, c.repeat_limit, c.max_result_chars,
                             self.redact)  # fmt: skip
         deadline = None if self.time_budget is None else time.monotonic() + self.time_budget
@@ -132,7 +132,9 @@ class BaseLoop:
     async def step(self, state: RunState, stack: Stack | None = None) -> Outcome:
         """One step: receive -> decide -> execute -> inject, each part through the layers."""
         stack = stack or self.stack
-        timer = asyncio.timeout(None if state.deadline is None else state.deadline - time.monotonic())
+        timer = (
+            nullcontext() if state.deadline is None else asyncio.timeout(state.deadline - time.monotonic())
+        )
         try:
             async with timer:
                 prompt = await self.receive(state, stack)
@@ -152,7 +154,7 @@ class BaseLoop:
             text = f"{type(exc).__name__}: {exc}"
             return Stop("model_error", self.redact(text) if self.redact is not None else text)
         except TimeoutError:
-            if not timer.expired():
+            if not isinstance(timer, asyncio.Timeout) or not timer.expired():
                 raise
             return Stop(
                 "timeout", f"the run's {self.time_budget:g}s time budget ran out in step {state.index}"

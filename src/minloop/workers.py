@@ -1,4 +1,5 @@
-"""Running sync tools off the event loop, on reused daemon threads.
+"""Running tools under their timeouts: sync tools off the event loop, on reused daemon threads
+(``call_in_thread``), async tools on it (``call_awaiting``).
 
 Python cannot kill a thread, so a sync tool that hangs past its timeout is abandoned: its result
 is discarded, it keeps its own thread (the next call gets another one) and, being a daemon, it
@@ -9,6 +10,9 @@ the loop. A tool whose last call was done within ``INLINE_WAIT`` of being handed
 thread's wake-up included) is instead waited for right there, for at most that long (the loop
 pauses that briefly); if it is not done by then, the wait goes on through the event loop as
 for any other tool.
+
+An async tool's call runs at once up to its first wait; only a call that waits gets a timer (a
+timer costs more than a call that computes its result and returns, as many tools do).
 """
 
 from __future__ import annotations
@@ -19,10 +23,10 @@ import queue
 import threading
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine, Generator
 from typing import Any
 
-__all__ = ["INLINE_WAIT", "LINGER", "Overdue", "call_in_thread"]
+__all__ = ["INLINE_WAIT", "LINGER", "Overdue", "call_awaiting", "call_in_thread"]
 
 INLINE_WAIT = 0.0005  # seconds
 LINGER = 30.0  # seconds
@@ -100,6 +104,50 @@ class _Job:
         if not self.ok:
             raise self.value
         return self.value
+
+
+async def call_awaiting(call: Coroutine[Any, Any, Any], timeout: float) -> Any:
+    """Await ``call`` (an async tool's coroutine) within ``timeout`` seconds of its start, or raise
+    ``Overdue``. It runs at once to its first wait, and a timer is armed only then."""
+    started = asyncio.get_running_loop().time()
+    try:
+        waiting = call.send(None)
+    except StopIteration as done:
+        return done.value  # finished without waiting: no timer needed
+    deadline = asyncio.timeout_at(started + timeout)
+    try:
+        async with deadline:
+            return await _Resumed(call, waiting)
+    except TimeoutError:
+        if deadline.expired():
+            raise Overdue from None
+        raise
+
+
+class _Resumed:
+    """A coroutine already run to its first wait (``waiting``, what it handed its task), awaited
+    for the rest: what the task sends or throws in goes on to the coroutine."""
+
+    __slots__ = ("call", "waiting")
+
+    def __init__(self, call: Coroutine[Any, Any, Any], waiting: Any) -> None:
+        self.call, self.waiting = call, waiting
+
+    def __await__(self) -> Generator[Any, Any, Any]:
+        waiting = self.waiting
+        while True:
+            try:
+                sent = yield waiting
+            except BaseException as exc:  # a cancellation, thrown in by the task
+                try:
+                    waiting = self.call.throw(exc)
+                except StopIteration as done:
+                    return done.value
+            else:
+                try:
+                    waiting = self.call.send(sent)
+                except StopIteration as done:
+                    return done.value
 
 
 async def call_in_thread(fn: Callable[..., Any], args: dict[str, Any], timeout: float | None = None) -> Any:
