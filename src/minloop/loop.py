@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from contextlib import nullcontext
 from collections.abc import Awaitable, Callable, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
