@@ -131,10 +131,8 @@ class BaseLoop:
 
     async def step(self, state: RunState, stack: Stack | None = None) -> Outcome:
         """One step: receive -> decide -> execute -> inject, each part through the layers."""
-        stack = stack or self.stack
-        timer = (
-            nullcontext() if state.deadline is None else asyncio.timeout(state.deadline - time.monotonic())
-        )
+        stack, deadline = stack or self.stack, state.deadline
+        timer = asyncio.timeout(deadline - time.monotonic()) if deadline is not None else nullcontext()
         try:
             async with timer:
                 prompt = await self.receive(state, stack)
