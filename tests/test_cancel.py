@@ -217,3 +217,35 @@ def test_the_server_cancels_a_run_paused_by_loop_run_in_the_same_store(tmp_path:
     )
     assert again.status_code == 409
     assert again.json()["error"]["message"] == f"run {paused.trace_id}: the run has already ended (cancelled); there is nothing to cancel"  # fmt: skip
+
+
+def test_a_run_asked_to_cancel_that_pauses_first_ends_cancelled(tmp_path: Path) -> None:
+    asked, release = asyncio.Event(), asyncio.Event()
+
+    async def model(request: ModelRequest) -> Any:
+        asked.set()
+        await release.wait()  # cancelled meanwhile; then the reply asks for a call that needs approval
+        return {"role": "assistant", "content": None,
+                "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "refund", "arguments": '{"order": "A-7", "amount": 30}'}}]}  # fmt: skip
+
+    store = SQLiteRunStore(tmp_path / "runs.db")
+    loop = Loop(FunctionModel(model), [refund], store=store)
+
+    async def main() -> tuple[Any, str]:
+        run = loop.iter("Refund 30 on A-7")
+        driving = asyncio.create_task(_drive(run))
+        await asked.wait()
+        said = await loop.cancel(run.trace_id, reason="stop", by="heidi")
+        release.set()
+        return await driving, said
+
+    result, said = asyncio.run(main())
+    assert said == "cancelling"
+    assert (result.status, result.error, result.pending) == (
+        "cancelled",
+        "the run was cancelled by heidi: stop",
+        (),
+    )
+    stored = store.load(result.trace_id)
+    assert (stored.row.status, stored.pending) == ("cancelled", [])
+    assert [(r.status, r.pending) for r in store.runs()] == [("cancelled", 0)]

@@ -142,6 +142,9 @@ class StoredRun:
 
     @property
     def pending(self) -> list[PendingCall]:
+        """The calls waiting for a decision (none once the run has ended, cancelled or not)."""
+        if self.row.status in ENDED:
+            return []
         return [c.pending() for c in self.calls if c.phase == "pending"]
 
 

@@ -215,7 +215,8 @@ class SQLRunStore(SharedSQL):
         where = "" if tag is None else "WHERE tag = ?"
         sql = (
             "SELECT run_id, status, created, updated, owner, lease_until, steps, prompt, tag, "
-            "(SELECT COUNT(*) FROM minloop_calls c WHERE c.run_id = r.run_id AND c.phase = 'pending') "
+            "(SELECT COUNT(*) FROM minloop_calls c WHERE c.run_id = r.run_id AND c.phase = 'pending' "
+            "AND r.status = 'paused') "
             f"FROM minloop_runs r {where} ORDER BY CASE WHEN status = 'paused' THEN 0 ELSE 1 END, updated DESC LIMIT ?"
         )  # fmt: skip
         rows = self._one(sql, *([] if tag is None else [tag]), limit).fetchall()
