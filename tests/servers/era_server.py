@@ -4,7 +4,8 @@
 ``initialize`` handshake is refused), ``old`` (the handshake protocol only: ``server/discover`` and
 any request of the 2026 protocol are refused, as a server built before it does) or ``both`` (the
 SDK's own dual-era serving). Without PORT it serves stdio; with it, streamable HTTP on
-127.0.0.1:PORT at ``/mcp``. ``TTL_MS`` in the environment puts that ``ttlMs`` on its tool lists.
+127.0.0.1:PORT at ``/mcp``. ``TTL_MS`` in the environment puts that ``ttlMs`` on its tool lists;
+``QUIET`` makes ``rotate`` change the tools without announcing it.
 
 Tools: ``add`` (structured), ``echo``, ``era`` (the protocol version of the request as the
 server saw it), ``rotate`` (removes ``old_tool``, adds ``new_tool``, and announces the change:
@@ -79,8 +80,11 @@ def new_tool(word: str) -> str:
 @server.tool()
 async def rotate(ctx: Context) -> str:
     """Remove old_tool, add new_tool."""
-    server.remove_tool("old_tool")
-    server.add_tool(new_tool)
+    if "old_tool" in {t.name for t in await server.list_tools()}:
+        server.remove_tool("old_tool")
+        server.add_tool(new_tool)
+    if os.environ.get("QUIET"):  # no announcement: a client learns of it when the list's ttlMs runs out
+        return "rotated"
     if ctx.request_context.protocol_version in HANDSHAKE_PROTOCOL_VERSIONS:
         await ctx.request_context.session.send_tool_list_changed()
     else:

@@ -8,7 +8,6 @@ import asyncio
 import logging
 import shlex
 import tempfile
-import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import replace
@@ -18,6 +17,7 @@ from typing import Any, TextIO, TypeVar
 from ..exceptions import MCPConnectionError, MinloopError, MissingDependencyError, ToolDefinitionError
 from ..tools import DEFAULT_TIMEOUT, Tool
 from .convert import MCPToolError, payload, to_tool
+from .fresh import Freshness, list_tools
 from .logs import Source, route_sdk_logs, serving
 from .transport import command_name, http_transport, stdio_transport
 
@@ -95,8 +95,7 @@ class MCPServer:
         self._stop = asyncio.Event()
         self._stderr: TextIO | None = None
         self._lost: str | None = None
-        self._stale = False  # the server announced a change of its tools
-        self._expires: float | None = None  # when the tool list's ttlMs runs out (time.monotonic())
+        self._fresh = Freshness()
 
     def __repr__(self) -> str:
         return f"MCPServer({self.target!r}, name={self.name!r})"
@@ -169,11 +168,13 @@ class MCPServer:
         from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
         async with AsyncExitStack() as stack:
-            client = Client(self._transport(), mode=self.protocol, cache=None, message_handler=self._notified)
+            client = Client(
+                self._transport(), mode=self.protocol, cache=None, message_handler=self._fresh.notified
+            )
             async with asyncio.timeout(self.connect_timeout):
                 await stack.enter_async_context(client)
                 self.protocol_version = client.protocol_version
-                listed, ttl = await self._list_tools(client)
+                listed, ttl = await list_tools(client)
             self.client = client
             info = client.server_info
             if not self._named and info is not None and info.name:
@@ -185,7 +186,7 @@ class MCPServer:
             async with anyio.create_task_group() as calls:
                 self._calls = calls
                 if self.protocol_version in MODERN_PROTOCOL_VERSIONS:
-                    calls.start_soon(self._follow)
+                    calls.start_soon(self._fresh.follow, client, self.name)
                 if not ready.done():
                     ready.set_result(None)
                 await self._stop.wait()
@@ -230,7 +231,7 @@ class MCPServer:
         before = {t.name for t in self.tools}
         self.tools = [self._tool(t) for t in listed]
         self.own_names = {t.name: item.name for t, item in zip(self.tools, listed, strict=True)}
-        self._expires = time.monotonic() + ttl / 1000 if ttl else None
+        self._fresh.listed(ttl)
         now = {t.name for t in self.tools}
         if before and now != before:
             added, gone = ", ".join(sorted(now - before)) or "none", ", ".join(sorted(before - now)) or "none"
@@ -248,18 +249,16 @@ class MCPServer:
         return replace(made, source=self)
 
     async def current(self) -> list[Tool]:
-        """The server's tools now: listed again when the server announced a change (or its list's
-        ``ttlMs`` ran out) since the last time, else the last list. A listing that fails keeps the
-        last list, with a warning, and is tried again at the next step."""
-        due = self._stale or (self._expires is not None and time.monotonic() >= self._expires)
-        if not due or self._lost is not None or self._calls is None:
+        """The server's tools now: listed again when it may have changed them since the last time
+        (see ``fresh``), else the last list. A listing that fails keeps the last list, with a
+        warning, and is tried again at the next step."""
+        if not self._fresh.due() or self._lost is not None or self._calls is None:
             return self.tools
-        self._stale = False
         try:
             async with asyncio.timeout(self.timeout):
-                listed, ttl = await self._run(lambda: self._list_tools(self.client))
+                listed, ttl = await self._run(lambda: list_tools(self.client))
         except Exception as exc:
-            self._stale = True
+            self._fresh.stale = True
             log.warning("MCP server %s: could not list its tools again, the last list stays: %s",
                         self.name, _leaf(exc))  # fmt: skip
             return self.tools
@@ -323,42 +322,10 @@ class MCPServer:
             raise MCPToolError(
                 f"server {self.name!r} answered the call with an error: {exc.message} (JSON-RPC error {exc.code})"
             ) from None
+        self._fresh.called = True
         if isinstance(result, types.InputRequiredResult):
             raise MCPToolError(f"server {self.name!r} asked for input, which this client does not answer")
         return payload(result, self.name)
-
-    async def _list_tools(self, client: Any) -> tuple[list[Any], int | None]:
-        """Every page of the tool list, and its ``ttlMs`` on a 2026-07-28 connection."""
-        tools: list[Any] = []
-        cursor: str | None = None
-        ttl: int | None = None
-        while True:
-            page = await client.list_tools(cursor=cursor)
-            if cursor is None and "ttl_ms" in page.model_fields_set:
-                ttl = page.ttl_ms
-            tools.extend(page.tools)
-            cursor = page.next_cursor
-            if not cursor:
-                return tools, ttl
-
-    async def _notified(self, message: Any) -> None:
-        """Notifications of the handshake protocol: a changed tool list is listed again at the next step."""
-        if isinstance(message, self._types.ToolListChangedNotification):
-            self._stale = True
-
-    async def _follow(self) -> None:
-        """In the 2026-07-28 protocol, changes come on a ``subscriptions/listen`` stream: each
-        announced change of the tools is listed again at the next step. A server that does not
-        offer the stream is listed once (and again when its ``ttlMs`` runs out)."""
-        from mcp.client.subscriptions import ToolsListChanged
-
-        try:
-            async with self.client.listen(tools_list_changed=True) as changes:
-                async for event in changes:
-                    if isinstance(event, ToolsListChanged):
-                        self._stale = True
-        except Exception as exc:  # no stream, or it ended: the list still follows its ttlMs
-            log.debug("MCP server %s: no change announcements: %s", self.name, _leaf(exc))
 
     def _transport(self) -> Any:
         if self.url:

@@ -36,9 +36,10 @@ question key (``True`` accepts, ``False`` declines them all)."""
 
 
 def fingerprint(tools: Mapping[str, Tool]) -> dict[str, str]:
-    """Each tool's name and a digest of the schema the model sees."""
+    """Each tool's name and a digest of the schema the model sees, marked ``~`` for a tool whose
+    source may change it during a run (an MCP server's)."""
     digest = lambda t: hashlib.sha256(json.dumps(t.spec(), sort_keys=True).encode()).hexdigest()[:16]
-    return {name: digest(t) for name, t in tools.items()}
+    return {name: "~" * (t.source is not None) + digest(t) for name, t in tools.items()}
 
 
 def durable_of(loop: BaseLoop) -> Durable:
@@ -90,8 +91,11 @@ def check(loop: BaseLoop, run_id: str, stored: StoredRun, verdicts: Mapping[str,
     if status in ENDED:
         raise RunConflictError(run_id, f"the run has ended ({status}); there is nothing to resume")
     ours = fingerprint(loop.registry)
-    missing = sorted(n for n in stored.tools if n not in ours)
-    changed = sorted(n for n in stored.tools if n in ours and ours[n] != stored.tools[n])
+    # a server's tools may come and go between two steps: only those of the calls in flight must stay
+    in_flight = {p.name for p in stored.pending} | {c.name for c in stored.calls}
+    kept = [n for n in stored.tools if not stored.tools[n].startswith("~") or n in in_flight]
+    missing = sorted(n for n in kept if n not in ours)
+    changed = sorted(n for n in kept if n in ours and ours[n].lstrip("~") != stored.tools[n].lstrip("~"))
     if missing or changed:
         parts = [
             f"missing {', '.join(missing)}" if missing else "",
