@@ -1,6 +1,7 @@
 """``minloop serve`` under load: 1,000 chat completions, 200 at a time, on one SQLite or
 PostgreSQL store, each a two-step run (a tool call, then the answer): every one answered, each
-run its own, and nothing unhandled in the server's log."""
+run its own, and nothing unhandled in the server's log; and a NUL character, which PostgreSQL
+cannot keep, is refused as a bad request."""
 
 from __future__ import annotations
 
@@ -41,6 +42,10 @@ def test_a_thousand_chat_completions_two_hundred_at_a_time_all_succeed(
     log = tmp_path / "server.log"
     with served(store_address, "--lease-scan", "0", log=log) as (base, _):
         replies = asyncio.run(_complete(base))
+        nul = httpx.post(
+            f"{base}/runs", json={"prompt": "a\x00b"}
+        )  # PostgreSQL cannot keep it: refused before
+        assert nul.status_code == 400 and "a NUL character" in nul.json()["error"]["message"]
     failed = [r for r in replies if not isinstance(r, dict)]
     assert failed == [] and log.read_text() == ""
     answers = [r["choices"][0]["message"]["content"] for r in replies]

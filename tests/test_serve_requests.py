@@ -95,11 +95,29 @@ def test_a_chat_completion_the_loop_cannot_take_is_a_422_naming_the_message_and_
             "the request body is not JSON: NaN is not a JSON value",
         ),
         ("/runs", b"[" * 100_000, 400, "the request body is not JSON"),
-        ("/runs", b'{"prompt": "\\udfff"}', 400, "the request body holds a lone surrogate"),
+        (
+            "/runs",
+            b'{"prompt": "\\udfff"}',
+            400,
+            "or a lone surrogate (\\ud800 to \\udfff), which is no text",
+        ),
         ("/runs", b'{"prompt": "hi", "' + LONG.encode() + b'": 1}', 422, "Extra inputs are not permitted"),
         ("/runs", b'{"prompt": "' + b"1" * 5000 + b'"}', 202, ""),
         ("/runs", b'{"prompt": ' + b"1" * 5000 + b"}", 400, "the request body is not JSON"),
         ("/runs", b"\xff\xfe\x00", 400, "the request body is not JSON"),
+        ("/runs", b'{"prompt": "a\\u0000b"}', 400, "the request body holds a NUL character (\\u0000)"),
+        (
+            "/v1/chat/completions",
+            json.dumps(chat(USER, x=[[[[{"a": "\x00"}]]]])).encode(),
+            400,
+            "a NUL character",
+        ),
+        (
+            "/v1/chat/completions",
+            json.dumps(chat({**USER, "x": json.loads("[" * 66 + "]" * 66)})).encode(),
+            400,
+            "the request body nests deeper than 64 levels",
+        ),
         ("/v1/chat/completions", b"", 422, "messages: Field required"),
         ("/v1/chat/completions", b"null", 422, "body: Input should be a valid dictionary"),
     ],
@@ -163,6 +181,8 @@ def test_an_unknown_run_is_a_404_that_names_no_file_and_cuts_a_long_id_short(
     assert message == "run trc_nothing: no run with this id for this token"
     message = refused(client.request(method, path.format(id=LONG)), 404, where)
     assert message == f"run_id {'x' * 80}... (60000 characters): no such id"
+    message = refused(client.request(method, path.format(id="trc%00x%0A")), 404, where)
+    assert message == "run_id: no such id (it holds control characters)"
 
 
 def test_a_decision_for_a_long_call_id_is_refused_with_the_id_cut_short(

@@ -41,7 +41,7 @@ from .runs import Runs
 
 __all__ = ["create_app", "tokens_of"]
 
-LONGEST_ID = 200  # characters: a longer run or call id is no id this server gave
+LONGEST_ID = 200  # characters: a longer run or call id, or one with control characters, is no id given here
 LAST_EVENT = 10**18  # a longer Last-Event-ID counts as this one: past the end of any run
 
 Handler = Callable[[Request, Runs, str | None], Awaitable[Response]]
@@ -73,9 +73,7 @@ def create_app(loop: Loop, store: SharedRunStore, *, token: str | Sequence[str] 
                 given = bearer(request)
                 if tokens and not any(_same(given, t) for t in tokens):
                     raise BadRequest(401, "this server needs 'Authorization: Bearer <token>'")
-                for name in ("run_id", "call_id"):
-                    if len(request.path_params.get(name, "")) > LONGEST_ID:
-                        raise BadRequest(404, f"{name} {shown(request.path_params[name])}: no such id")
+                _check_ids(request)
                 return await handler(request, runs_[0], given)
             except BadRequest as exc:
                 return error(exc.status, exc.message)
@@ -135,6 +133,16 @@ class _Guard:
                 await error(401, "this server needs 'Authorization: Bearer <token>'")(scope, receive, send)
                 return
         await self.app(scope, receive, send)
+
+
+def _check_ids(request: Request) -> None:
+    """A 404 for a run or call id in the path that this server cannot have given."""
+    for name in ("run_id", "call_id"):
+        given = request.path_params.get(name, "")
+        if not given.isprintable():
+            raise BadRequest(404, f"{name}: no such id (it holds control characters)")
+        if len(given) > LONGEST_ID:
+            raise BadRequest(404, f"{name} {shown(given)}: no such id")
 
 
 def _same(given: str | None, token: str) -> bool:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -24,6 +23,7 @@ __all__ = [
 
 MAX_BODY = 1_000_000  # bytes
 MAX_PROMPT = 100_000  # characters
+DEEPEST = 64  # levels of lists and objects in a body
 
 Body = TypeVar("Body", bound=BaseModel)
 
@@ -128,10 +128,9 @@ async def read_body(request: Request, kind: type[Body], limit: int = MAX_BODY) -
         data = loads(bytes(raw) or b"{}")
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise BadRequest(400, f"the request body is not JSON: {shown(str(exc))}") from None
-    if not _text(data):
-        raise BadRequest(
-            400, "the request body holds a lone surrogate (\\ud800 to \\udfff), which is no text"
-        )
+    problem = _untext(data)
+    if problem is not None:
+        raise BadRequest(400, f"the request body {problem}")
     try:
         return kind.model_validate(data)
     except ValidationError as exc:
@@ -145,10 +144,27 @@ def _where(loc: tuple[int | str, ...]) -> str:
     return text.lstrip(".") or "body"
 
 
-def _text(data: Any) -> bool:
-    """Whether every string in ``data`` is text (UTF-8 can hold it)."""
+def _untext(data: Any) -> str | None:
+    """What in ``data`` no run can keep, if anything: nesting deeper than ``DEEPEST`` levels, a
+    NUL character (PostgreSQL cannot keep it) or a lone surrogate (UTF-8 cannot)."""
+    stack = [(data, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, str):
+            if "\x00" in item or not (item.isascii() or _encodes(item)):
+                return "holds a NUL character (\\u0000) or a lone surrogate (\\ud800 to \\udfff), which is no text"
+        elif depth >= DEEPEST and isinstance(item, list | dict):
+            return f"nests deeper than {DEEPEST} levels"
+        elif isinstance(item, list):
+            stack += [(value, depth + 1) for value in item]
+        elif isinstance(item, dict):
+            stack += [(key, depth + 1) for key in item] + [(value, depth + 1) for value in item.values()]
+    return None
+
+
+def _encodes(text: str) -> bool:
     try:
-        json.dumps(data, ensure_ascii=False).encode()
+        text.encode()
     except UnicodeEncodeError:
         return False
     return True
