@@ -5,11 +5,16 @@
 Each run is tests/servers/durable_child.py's (look up the balance, charge 30, notify and look
 up the receipt at once, answer), its model and tools taking ``--delay`` seconds each so that a
 kill lands anywhere: in a model call, inside a tool before or after its side effect, between
-steps, or in a store write. The process is killed with SIGKILL at a random moment after the run
-started, resumed in a new process (which may be killed again, up to three times a run), and
-finally resumed to its end. Every tool appends a line to a file as its side effect, so the
-files say what ran. Printed: kills, runs, how they ended, charges and notices made twice (must
-be 0), calls reported in doubt, and lookups made again (allowed: the lookup is safe to repeat).
+steps, in a store write, or after the last step before the run's end is written. The process is
+killed with SIGKILL at a random moment after the run started, resumed in a new process (which
+may be killed again, up to three times a run), and finally resumed to its end. Runs take turns
+at four ways of charging: with no approval needed; approved in the process (``approve=``);
+paused and approved by a person through the API (``loop.resume`` with the decision); paused
+and approved by a person through the command line (``minloop approve``). Every tool appends a
+line to a file as its side effect, so the files say what ran. Printed, for each way: kills,
+runs, how they ended, charges and notices made twice, final answers given twice and runs stuck
+(all three must be 0), calls reported in doubt, and lookups made again (allowed: the lookup is
+safe to repeat).
 """
 
 from __future__ import annotations
@@ -32,17 +37,36 @@ CHILD = HERE.parent / "tests" / "servers" / "durable_child.py"
 sys.path.insert(0, str(HERE.parent))  # tests.servers.postgres
 
 
-def launch(store: str, counts: Path, args: list[str], delay: float) -> subprocess.Popen[str]:
+WAYS = ("no approval", "approved in process", "approved by API", "approved by CLI")
+FINAL = "Charged 30; the receipt is r-1."
+
+
+def launch(store: str, counts: Path, args: list[str], delay: float, way: str) -> subprocess.Popen[str]:
     env = {**os.environ, "DURABLE_DELAY": str(delay)}
+    if way != "no approval":
+        env |= {
+            "DURABLE_APPROVE": "charge",
+            "DURABLE_APPROVER": "yes" if way == "approved in process" else "no",
+        }
     return subprocess.Popen([sys.executable, str(CHILD), store, str(counts), *args], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
 
 
-def one_run(store: str, counts: Path, rng: random.Random, delay: float, kills_left: int) -> tuple[int, dict]:
-    """Start, kill and resume one run; the kills made and its end."""
+def approve_by_cli(store: str, run_id: str) -> None:
+    cli = [sys.executable, "-c", "from minloop.cli import main; main()"]
+    done = subprocess.run([*cli, "approve", run_id, "call_2_1", "--store", store, "--by", "bench"],
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    if done.returncode != 0:
+        raise RuntimeError(f"minloop approve failed for {run_id}: {done.stderr or done.stdout}")
+
+
+def one_run(
+    store: str, counts: Path, rng: random.Random, delay: float, kills_left: int, way: str
+) -> tuple[int, dict]:
+    """Start, kill, approve and resume one run; the kills made and its end."""
     kills, run_id, args = 0, None, ["start"]
     while True:
-        proc = launch(store, counts, args, delay)
+        proc = launch(store, counts, args, delay, way)
         assert proc.stdout is not None
         run_id = run_id or proc.stdout.readline().split()[0]
         if kills < 3 and kills < kills_left:
@@ -51,13 +75,21 @@ def one_run(store: str, counts: Path, rng: random.Random, delay: float, kills_le
                 proc.send_signal(signal.SIGKILL)
                 kills += 1
         code = proc.wait(timeout=60)
+        args = ["resume", run_id]
         if code == 0:
-            return kills, json.loads((counts / "result.json").read_text())
-        if code == 1 and proc.stderr and "the run has ended" in proc.stderr.read():
+            result = json.loads((counts / "result.json").read_text())
+            if result["status"] != "paused":
+                return kills, result
+            if way == "approved by API":  # a person decides; the resume records it
+                args += ["--decide", "call_2_1=yes"]
+            else:
+                approve_by_cli(store, run_id)
+            continue
+        stderr = proc.stderr.read() if proc.stderr else ""
+        if code == 1 and "the run has ended" in stderr:
             return kills, stored_result(store, run_id)  # killed after the end was stored
         if code != -signal.SIGKILL:
-            raise RuntimeError(f"run {run_id} failed: {proc.stderr.read() if proc.stderr else ''}")
-        args = ["resume", run_id]
+            raise RuntimeError(f"run {run_id} failed: {stderr}")
 
 
 def stored_result(store: str, run_id: str) -> dict:
@@ -74,6 +106,37 @@ def lines(counts: Path, name: str) -> list[str]:
     return (counts / name).read_text().split("\n")[:-1] if (counts / name).exists() else []
 
 
+def tally_run(tally: Counter, counts: Path, kills: int, result: dict) -> None:
+    tally["kills"] += kills
+    tally["runs"] += 1
+    tally[f"ended {result['status']}"] += 1
+    messages = result["messages"]
+    tally["in doubt"] += sum(m["role"] == "tool" and "ERR_TOOL_IN_DOUBT" in m["content"] for m in messages)
+    tally["charged twice"] += len(lines(counts, "charge")) > 1
+    tally["notified twice"] += len(lines(counts, "notify")) > 1
+    tally["final answers twice"] += (
+        sum(m["role"] == "assistant" and m.get("content") == FINAL for m in messages) > 1
+    )
+    tally["lookups made again"] += max(0, len(lines(counts, "lookup")) - 2)
+
+
+ROWS = ("kills", "runs", "ended success", "charged twice", "notified twice", "final answers twice", "stuck",
+        "in doubt", "lookups made again")  # fmt: skip
+
+
+def report(store: str, tallies: dict[str, Counter], took: float) -> int:
+    total = sum(tallies.values(), Counter())
+    print(f"{store} store · {total['kills']} kills over {total['runs']} runs in {took:.0f} s\n")
+    heads = [*WAYS, "all"]
+    print(f"{'charging:':<22}" + "".join(f"{h.removeprefix('approved '):>13}" for h in heads))
+    for row in ROWS:
+        print(f"{row:<22}" + "".join(f"{(tallies.get(h) or total)[row]:>13}" for h in heads))
+    bad = total["charged twice"] + total["notified twice"] + total["final answers twice"] + total["stuck"]
+    print(f"\nduplicate side effects: {total['charged twice'] + total['notified twice']} · final answers twice: "
+          f"{total['final answers twice']} · runs stuck: {total['stuck']}")  # fmt: skip
+    return bad
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -83,7 +146,8 @@ def main() -> None:
     parser.add_argument("--delay", type=float, default=0.02, help="seconds each model call and tool takes")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
-    rng, tally, statuses = random.Random(args.seed), Counter(), Counter()
+    rng = random.Random(args.seed)
+    tallies: dict[str, Counter] = {way: Counter() for way in WAYS}
     with contextlib.ExitStack() as stack, tempfile.TemporaryDirectory() as tmp:
         if args.store == "postgres":
             from tests.servers.postgres import PostgresServer
@@ -91,28 +155,22 @@ def main() -> None:
             store = stack.enter_context(PostgresServer()).dsn
         else:
             store = os.path.join(tmp, "runs.db")
-        started = time.perf_counter()
-        while tally["kills"] < args.kills:
+        started, made = time.perf_counter(), 0
+        while made < args.kills:
+            way = WAYS[sum(t["runs"] + t["stuck"] for t in tallies.values()) % len(WAYS)]
             counts = Path(tempfile.mkdtemp(dir=tmp))
-            kills, result = one_run(store, counts, rng, args.delay, args.kills - tally["kills"])
-            tally["kills"] += kills
-            tally["runs"] += 1
-            statuses[result["status"]] += 1
-            doubt = [
-                m for m in result["messages"] if m["role"] == "tool" and "ERR_TOOL_IN_DOUBT" in m["content"]
-            ]
-            tally["in doubt"] += len(doubt)
-            tally["charged twice"] += len(lines(counts, "charge")) > 1
-            tally["notified twice"] += len(lines(counts, "notify")) > 1
-            tally["lookups made again"] += max(0, len(lines(counts, "lookup")) - 2)
+            try:
+                kills, result = one_run(store, counts, rng, args.delay, args.kills - made, way)
+            except (RuntimeError, subprocess.TimeoutExpired) as exc:
+                print(f"stuck: {exc}", file=sys.stderr)
+                tallies[way]["stuck"] += 1
+                if sum(t["stuck"] for t in tallies.values()) >= 10:
+                    break
+                continue
+            made += kills
+            tally_run(tallies[way], counts, kills, result)
         took = time.perf_counter() - started
-    print(f"{args.store} store · {tally['kills']} kills over {tally['runs']} runs in {took:.0f} s")
-    print("runs ended: " + ", ".join(f"{k} {v}" for k, v in statuses.items()))
-    for key in ("charged twice", "notified twice", "in doubt", "lookups made again"):
-        print(f"{key:<20}{tally[key]:>6}")
-    duplicates = tally["charged twice"] + tally["notified twice"]
-    print(f"duplicate side effects: {duplicates}")
-    sys.exit(1 if duplicates else 0)
+    sys.exit(1 if report(args.store, tallies, took) else 0)
 
 
 if __name__ == "__main__":

@@ -199,7 +199,7 @@ def test_bad_resumes_are_refused_and_change_nothing(store_address: str) -> None:
         """Send money."""
         return "sent"
 
-    with pytest.raises(RunMismatchError, match="changed schema: transfer"):
+    with pytest.raises(RunMismatchError, match="changed parameters: transfer"):
         Loop(script(), [changed, balance], store=open_store(store_address)).resume_sync(
             rid, {"call_2_1": True}
         )

@@ -99,3 +99,55 @@ def test_bad_decisions_and_resumes_are_clear_errors(wipe_tool: None) -> None:
         assert code == 2 and "lacks the run's tools (missing wipe)" in " ".join(said.split())
     code, listed = invoke("runs")
     assert listed.splitlines()[0].startswith(f"{run_id}  paused")  # nothing changed
+
+
+def test_an_edit_or_an_answer_in_the_tools_place_from_the_command_line(wipe_tool: None) -> None:
+    script = [
+        reply(None, call("wipe", {"target": "disk"}, id="c1")), reply(None, call("wipe", {"target": "disk"}, id="c1")),
+        reply("Wiped tmp."), reply("It was done by hand."),
+    ]  # fmt: skip
+    with ChatServer(script) as server:
+        edited, answered = (json.loads(invoke("run", "wipe it", *options(server), "--json")[1])["trace_id"]
+                            for _ in range(2))  # fmt: skip
+        code, said = invoke("approve", edited, "c1", "--args", '{"target": "tmp"}', "--digest", DISK)
+        assert (code, said.strip()) == (
+            0, f"approved c1 of {edited} with the arguments given; go on with: minloop resume {edited}"
+        )  # fmt: skip
+        code, said = invoke("approve", answered, "c1", "--respond", "done by hand")
+        assert (code, said.strip()) == (
+            0, f"answered c1 of {answered} in the tool's place; go on with: minloop resume {answered}"
+        )  # fmt: skip
+        docs = [json.loads(invoke("resume", r, *options(server), "--json")[1]) for r in (edited, answered)]
+    assert [json.loads(d["messages"][2]["content"])["result"] for d in docs] == ["wiped tmp", "done by hand"]
+    assert json.loads(docs[0]["messages"][1]["tool_calls"][0]["function"]["arguments"]) == {"target": "tmp"}
+    code, shown = invoke("trace", "show", edited)
+    said = 'wipe (c1) approved with the arguments {"target": "tmp"} (asked: {"target": "disk"}) by'
+    assert said in " ".join(shown.split())
+
+
+DISK = "c334ec9b90ebc12a"  # the digest of {"target": "disk"}
+
+
+def test_each_bad_decision_is_one_line_and_changes_nothing(wipe_tool: None) -> None:
+    with ChatServer([reply(None, call("wipe", {"target": "disk"}, id="c1"))]) as server:
+        run_id = json.loads(invoke("run", "wipe it", *options(server), "--json")[1])["trace_id"]
+    bad = {
+        ("--args", "nope"): "--args is not valid JSON: Expecting value: line 1 column 1 (char 0)",
+        ("--args", "[1]"): "--args must be a JSON object of the call's arguments, not list",
+        ("--args", '{"target": 5}'): f"run {run_id}: the edited arguments of c1 do not fit wipe: target: 5 is not "
+        "of type 'string' (given: {\"target\": 5}); nothing was recorded",
+        ("--deny", "--args", "{}"): "give one of --deny, --args and --respond: a decision is one of them",
+        ("--digest", "0000000000000000"): f"run {run_id}: the decision on c1 was made on other arguments (digest "
+        f'0000000000000000) than the call\'s: wipe({{"target": "disk"}}), digest {DISK}; nothing was recorded',
+    }  # fmt: skip
+    for options_given, error in bad.items():
+        code, said = invoke("approve", run_id, "c1", *options_given)
+        assert (code, said.strip().splitlines()) == (2, [f"error: {error}"]), options_given
+        assert "1 waiting" in invoke("runs")[1].splitlines()[0]  # nothing recorded
+    assert invoke("approve", run_id, "c1", "--deny", "--by", "alice")[0] == 0
+    code, said = invoke("approve", run_id, "c1", "--by", "bob")
+    [line] = said.strip().splitlines()
+    assert code == 2 and line.startswith(
+        f"error: run {run_id}: call c1 was already decided: denied by alice at "
+    )
+    assert line.endswith(" UTC; a decision stands once made")

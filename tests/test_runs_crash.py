@@ -31,6 +31,11 @@ def child(store: str, counts: Path, *args: str, **env: str) -> subprocess.Comple
     )  # fmt: skip
 
 
+def model_calls(counts: Path) -> list[str]:
+    """The steps whose model call returned, in order."""
+    return (counts / "model").read_text().split("\n")[:-1]
+
+
 def effects(counts: Path) -> dict[str, list[str]]:
     return {
         name: (counts / name).read_text().split("\n")[:-1] if (counts / name).exists() else []
@@ -68,6 +73,7 @@ POINTS = {
     "tool:charge:before": "charge",
     "tool:charge:after": "charge",
     "tool:notify:after": "notify",
+    "end": None,
 }
 
 
@@ -82,6 +88,7 @@ def test_a_run_killed_anywhere_finishes_on_resume_without_a_side_effect_twice(
     assert resumed.returncode == 0, resumed.stderr
     result = outcome(tmp_path)
     assert (result["status"], [m["role"] for m in result["messages"]]) == ("success", ROLES)
+    assert model_calls(tmp_path) == ["1", "2", "3", "4"]  # a recorded reply is never asked for again
     ran, inside = effects(tmp_path), POINTS[point]
     for name in ("charge", "notify"):  # not safe to repeat: ran once, or is reported in doubt
         if name == inside:
@@ -113,6 +120,62 @@ def test_a_paused_run_is_approved_from_another_process_and_finishes_there(
     assert done.returncode == 0, done.stderr
     result = outcome(tmp_path)
     assert (result["status"], [m["role"] for m in result["messages"]]) == ("success", ROLES)
+    assert effects(tmp_path) == ONCE
+
+
+def approve_by_cli(store: str, run_id: str) -> None:
+    cli = [sys.executable, "-c", "from minloop.cli import main; main()"]
+    said = subprocess.run([*cli, "approve", run_id, "call_2_1", "--store", store, "--by", "ada"],
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert said.returncode == 0, said.stderr
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+@pytest.mark.parametrize("how", ["in process", "by the API", "by the command line"])
+def test_an_approved_call_killed_while_it_runs_is_in_doubt_on_resume_never_run_again(
+    store_address: str, tmp_path: Path, how: str, where: str
+) -> None:
+    guarded = {"DURABLE_APPROVE": "charge", "DURABLE_APPROVER": "yes" if how == "in process" else "no"}
+    kill = {**guarded, "DURABLE_KILL": f"tool:charge:{where}"}
+    if how == "in process":
+        killed = child(store_address, tmp_path, "start", **kill)
+    else:
+        paused = child(store_address, tmp_path, "start", **guarded)
+        run_id = paused.stdout.split()[0]
+        decide = ["--decide", "call_2_1=yes"] if how == "by the API" else []
+        if how == "by the command line":
+            approve_by_cli(store_address, run_id)
+        killed = child(store_address, tmp_path, "resume", run_id, *decide, **kill)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    run_id = killed.stdout.split()[0]
+    resumed = child(store_address, tmp_path, "resume", run_id, **guarded)
+    assert resumed.returncode == 0, resumed.stderr
+    result = outcome(tmp_path)
+    assert (result["status"], [m["role"] for m in result["messages"]]) == ("success", ROLES)
+    assert effects(tmp_path)["charge"] == ([] if where == "before" else ["30"])
+    [charged] = tool_text(result, "charge")
+    assert json.loads(charged)["code"] == "ERR_TOOL_IN_DOUBT"
+    assert (effects(tmp_path)["notify"], model_calls(tmp_path)) == (["charged 30"], ["1", "2", "3", "4"])
+
+
+def test_a_call_in_doubt_left_for_a_person_never_runs_until_one_decides(
+    store_address: str, tmp_path: Path
+) -> None:
+    killed = child(store_address, tmp_path, "start", DURABLE_KILL="tool:charge:after")
+    run_id = killed.stdout.split()[0]
+    for _ in range(2):  # resumed without a decision, it pauses again: nothing runs
+        again = child(store_address, tmp_path, "resume", run_id, DURABLE_IN_DOUBT="pause")
+        assert (again.returncode, outcome(tmp_path)["status"], outcome(tmp_path)["pending"]) == (
+            0, "paused", ["call_2_1"],
+        )  # fmt: skip
+    done = child(
+        store_address, tmp_path, "resume", run_id, "--decide", "call_2_1=no", DURABLE_IN_DOUBT="pause"
+    )
+    assert done.returncode == 0, done.stderr
+    [charged] = tool_text(outcome(tmp_path), "charge")
+    assert (json.loads(charged)["code"], json.loads(charged)["error"].endswith("(the reason given: not now)")) == (
+        "ERR_TOOL_IN_DOUBT", True,
+    )  # fmt: skip
     assert effects(tmp_path) == ONCE
 
 

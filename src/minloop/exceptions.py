@@ -20,8 +20,9 @@ configuration, a model endpoint that cannot be reached.
     │                            (store named, never with its password, and what to do)
     └── RunError                 a stored run cannot be resumed or changed as asked (run named)
         ├── RunNotFoundError     no run has this id in the store
-        ├── RunConflictError     the run has ended, another process holds it, or a decision is for
-        │                        a call that is not waiting for one
+        ├── RunConflictError     the run has ended, or another process holds it
+        │   └── DecisionError    a decision for a call that is not waiting (or was decided), on
+        │                        other arguments than the call's, or an edit that does not fit
         ├── RunMismatchError     the resuming loop lacks a tool the run used, or its schema changed
         └── RunCorruptError      a stored row cannot be read (damaged, or from a newer minloop)
 """
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 __all__ = [
     "ContextOverflowError",
+    "DecisionError",
     "MCPConnectionError",
     "MinloopError",
     "MissingDependencyError",
@@ -143,6 +145,12 @@ class RunNotFoundError(RunError, LookupError):
 class RunConflictError(RunError):
     """The run cannot be taken now: it has ended, another process is driving it, or the
     decisions given are for calls that are not waiting for one."""
+
+
+class DecisionError(RunConflictError):
+    """A decision cannot be taken as given: its call is not waiting for one (or was decided
+    already: the message says how, by whom and when), it names other arguments than the call's,
+    or its edited arguments do not fit the tool."""
 
 
 class RunMismatchError(RunError):

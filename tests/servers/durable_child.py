@@ -12,7 +12,11 @@ effect), ``step:N`` (after step N was checkpointed, before step N+1), ``write:K`
 K-th store transaction, before it commits). ``--delay S`` makes the model and the tools take S
 seconds each, so that a kill from outside lands anywhere. The run id goes to stdout at once;
 the result's status and messages go to COUNTS/result.json when the run ends.
-``DURABLE_APPROVE=charge`` makes charging need approval.
+``DURABLE_IN_DOUBT=pause`` pauses a resumed run at a call in doubt.
+``DURABLE_APPROVE=charge`` makes charging need approval; ``DURABLE_APPROVER=yes`` approves it in
+the process (the ``approve=`` callback), otherwise the run pauses for a person. Kill point ``end``:
+after the last step was recorded, before the run's end is written. Every model call appends the
+step's number to ``COUNTS/model``.
 """
 
 from __future__ import annotations
@@ -26,13 +30,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from minloop import Layer, Loop, ModelRequest, Prompt, RunState, Verdict, tool
+from minloop import Final, Layer, Loop, ModelRequest, Outcome, Prompt, RunState, Step, Verdict, tool
 from minloop.runs import open_store
 from minloop.testing import FunctionModel
 
 KILL = os.environ.get("DURABLE_KILL", "")
 DELAY = float(os.environ.get("DURABLE_DELAY", "0"))
 GUARDED = os.environ.get("DURABLE_APPROVE") == "charge"  # charging needs a person's approval
+APPROVER = os.environ.get("DURABLE_APPROVER") == "yes"  # ... given in the process
+IN_DOUBT = "pause" if os.environ.get("DURABLE_IN_DOUBT") == "pause" else "report"
 
 
 def die(point: str) -> None:
@@ -76,6 +82,8 @@ def build(counts: Path, store: Any) -> Loop:
         step = sum(m["role"] == "assistant" for m in request.messages) + 1
         await asyncio.sleep(DELAY)
         die(f"model:{step}")
+        with open(counts / "model", "a", encoding="utf-8") as f:
+            f.write(f"{step}\n")
         plan: dict[int, Any] = {
             0: {"role": "assistant", "content": None, "tool_calls": [_call("lookup", {"q": "balance"})]},
             1: {"role": "assistant", "content": None, "tool_calls": [_call("charge", {"amount": 30})]},
@@ -89,8 +97,19 @@ def build(counts: Path, store: Any) -> Loop:
             die(f"step:{run.index - 1}")
             return prompt
 
+    approve = (lambda call: True) if APPROVER else None
     return Loop(FunctionModel(decide, name="plan"), [lookup, charge, notify], max_steps=6, store=store,
-                layers=[Killer()])  # fmt: skip
+                layers=[Killer()], approve=approve, in_doubt=IN_DOUBT)  # fmt: skip
+
+
+class Ender(Layer):
+    """Outside every layer of the loop: dies once the last step is done, before the run's end is
+    written."""
+
+    async def after_step(self, run: RunState, step: Step, outcome: Outcome) -> Outcome:
+        if isinstance(outcome, Final):
+            die("end")
+        return outcome
 
 
 def _call(name: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -132,13 +151,13 @@ async def main() -> None:
     watch_writes(store)
     loop = build(args.counts, store)
     if args.mode == "start":
-        run = loop.iter("Charge 30 for the order and tell me.")
+        run = loop.iter("Charge 30 for the order and tell me.", layers=[Ender()])
     else:
         decisions = {
             k: Verdict(v == "yes", None if v == "yes" else "not now")
             for k, v in (d.split("=") for d in args.decide)
         }
-        run = loop.iter_resume(args.run_id, decisions, by="test")
+        run = loop.iter_resume(args.run_id, decisions, by="test", layers=[Ender()])
     print(run.trace_id, flush=True)
     async for _ in run:
         pass

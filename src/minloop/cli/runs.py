@@ -27,6 +27,7 @@ from ..exceptions import MinloopError
 from ..questions import Asking, Question, UserAnswer, answers_for
 from ..result import RunResult
 from ..runs.cancel import cancel, trace_cancel
+from ..runs.decisions import verdicts_of
 from ..runs.open import open_store
 from ..runs.records import PendingCall, RunStore, SharedRunStore, Verdict
 from ..trace.sqlite import SQLiteSink, TraceStore, default_path
@@ -113,7 +114,8 @@ def pause_hint(setup: Setup, result: RunResult) -> None:
     for p in result.pending:
         why = {"in_doubt": "may or may not have run before a crash", "question": "its server asks"}
         out.print(Text.assemble("  ⏸ ", (p.name, "bold yellow"),
-                                f"({p.arguments}) · {p.call_id} · {why.get(p.why, 'needs approval')}"))  # fmt: skip
+                                f"({p.arguments}) · {p.call_id} · {why.get(p.why, 'needs approval')}"
+                                f" · digest {p.digest}"))  # fmt: skip
         for q in p.questions:
             what = (
                 f"fields: {json.dumps(q.schema, ensure_ascii=False)}"
@@ -130,7 +132,8 @@ def pause_hint(setup: Setup, result: RunResult) -> None:
     if len(asked) < len(result.pending):
         first = next(p.call_id for p in result.pending if p.why != "question")
         out.print(
-            f"to approve: minloop approve {result.trace_id} {first}{store}   (or --deny --reason TEXT)",
+            f"to approve: minloop approve {result.trace_id} {first}{store}   "
+            "(or --deny --reason TEXT, --args JSON, --respond TEXT)",
             soft_wrap=True,
         )
     options = setup.resume_options()
@@ -174,17 +177,50 @@ def approve_command(
     ],
     deny: Annotated[bool, typer.Option("--deny", help="Deny the calls instead of approving them.")] = False,
     reason: Annotated[str | None, typer.Option(help="Why: the model reads it with a denial.")] = None,
+    args: Annotated[
+        str | None, typer.Option("--args", help="Run the call with these arguments instead (a JSON object).")
+    ] = None,
+    respond: Annotated[
+        str | None, typer.Option(help="Do not run the call: the model reads this text as its result.")
+    ] = None,
+    digest: Annotated[
+        str | None, typer.Option(help="The digest of the arguments decided on (refused if they changed).")
+    ] = None,
     by: Annotated[str | None, typer.Option(help="Who decides (default: the user name).")] = None,
     store: StoreOption = None,
     trace_db: Annotated[Path | None, typer.Option(help="The trace database runs.db sits beside.")] = None,
 ) -> None:
-    """Record a decision on a paused run's calls; `minloop resume RUN` then goes on with it."""
-    who = by or getpass.getuser()
-    verdicts = {c: Verdict(not deny, reason, who, time.time()) for c in calls}
+    """Record a decision on a paused run's calls (approve, deny, edit the arguments, or answer in
+    the tool's place); `minloop resume RUN` then goes on with it."""
     with one_line():
+        verdict = _verdict(deny, reason, args, respond, digest)
+        verdicts = verdicts_of(dict.fromkeys(calls, verdict), by or getpass.getuser())
         _open(store, trace_db).decide(run_id, verdicts)
-    word = "denied" if deny else "approved"
-    out.print(f"{word} {', '.join(calls)} of {run_id}; go on with: minloop resume {run_id}", soft_wrap=True)
+    word, tail = {"approve": ("approved", ""), "deny": ("denied", ""), "edit": ("approved", " with the arguments given"),
+                  "respond": ("answered", " in the tool's place")}[verdict.kind]  # fmt: skip
+    out.print(
+        f"{word} {', '.join(calls)} of {run_id}{tail}; go on with: minloop resume {run_id}", soft_wrap=True
+    )
+
+
+def _verdict(
+    deny: bool, reason: str | None, args: str | None, respond: str | None, digest: str | None
+) -> Verdict:
+    if sum((deny, args is not None, respond is not None)) > 1:
+        raise MinloopError("give one of --deny, --args and --respond: a decision is one of them")
+    if respond is not None:
+        return Verdict.respond(respond, digest=digest)
+    if args is None:
+        return Verdict(not deny, reason, digest=digest)
+    try:
+        edited = json.loads(args)
+    except ValueError as exc:
+        raise MinloopError(f"--args is not valid JSON: {exc}") from None
+    if not isinstance(edited, dict):
+        raise MinloopError(
+            f"--args must be a JSON object of the call's arguments, not {type(edited).__name__}"
+        )
+    return Verdict.edit(edited, reason, digest=digest)
 
 
 def answer_command(

@@ -19,7 +19,7 @@ from rich.text import Text
 
 from ..exceptions import MinloopError
 from ..factory import build_tools
-from ..trace.sqlite import Trace, TraceCall, TraceStep, TraceStore
+from ..trace.sqlite import Trace, TraceCall, TraceStep, TraceStore, decision_text
 
 __all__ = ["replay_command", "trace_app"]
 
@@ -272,12 +272,7 @@ def _print_end(trace: Trace, limit: int | None) -> None:
 def _print_runs_notes(trace: Trace) -> None:
     """Where a resumed run went on and who decided what; the calls a paused run waits on."""
     for r in trace.resumed:
-        decided = "; ".join(
-            f"{d.get('tool')} ({d.get('call_id')}) {'approved' if d.get('approve') else 'denied'}"
-            + (f" by {d['by']}" if d.get("by") else "")
-            + (f": {d['reason']}" if d.get("reason") else "")
-            for d in r.get("decisions") or ()
-        )
+        decided = "; ".join(decision_text(d) for d in r.get("decisions") or ())
         line = f"resumed at step {r.get('from_step')} (it was {r.get('status_before')})"
         out.print(Text(line + (f" · {decided}" if decided else ""), "cyan"))
     for p in trace.pending:

@@ -6,9 +6,12 @@ A call to a tool that needs approval, with no decision at hand, pauses the run (
 ``paused``, the calls in ``RunResult.pending``) before anything of that step runs. A resumed
 run (``minloop.runs.resume``) goes through the same hooks: a recorded reply is used instead of
 a new model call, a recorded outcome instead of running the call again, and a call that started
-but never finished is *in doubt*: run again only if its tool is safe to repeat (idempotent,
-read-only, or taking the call's ``CallKey``, the same on the repeat), otherwise reported
-to the model as ``ERR_TOOL_IN_DOUBT`` (or, with ``in_doubt="pause"``, left for a person).
+but never finished is *in doubt* (``in_doubt``), approved or not: run again only if its tool is
+safe to repeat (idempotent, read-only, or taking the call's ``CallKey``, the same on the
+repeat), otherwise reported to the model as ``ERR_TOOL_IN_DOUBT`` (or, with
+``in_doubt="pause"``, left for a person). A step's state is written when the next step begins
+(or the run ends), once every layer has had its say: a run killed after its last step finishes
+on resume from that step's recorded reply, without calling the model again.
 
 A call whose server asks the user a question (``minloop.questions``) is recorded with the
 question and the server's state before anything else happens; then ``ask_user`` answers it, or
@@ -24,6 +27,7 @@ run after a resume (``ERR_TOOL_NOT_STORED``), and a resumed run reads its transc
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field, replace
@@ -40,14 +44,14 @@ from ..messages import ToolCall
 from ..models.base import ModelRequest, ModelResponse, Usage
 from ..questions import MAX_ROUNDS, Answered, Answerer, Asked, Asking, answering, ask_all
 from ..result import RunResult, Step
-from ..state import Continue, Outcome, Reply, RunState, Stop
+from ..state import Continue, Outcome, Prompt, Reply, RunState, Stop
 from ..tools import Tool
 from .cancel import cancelled_text
 from .checkpoint import Snapshots
 from .owner import this_process
-from .records import CallRecord, PendingCall, RunStore, Verdict
+from .records import CallRecord, PendingCall, RunStore, Verdict, digest
 
-__all__ = ["IN_DOUBT", "NOT_STORED", "Durable"]
+__all__ = ["IN_DOUBT", "NOT_STORED", "Durable", "in_doubt"]
 
 IN_DOUBT = (
     "this call may or may not have happened: the process running it stopped before it returned. "
@@ -67,6 +71,7 @@ class _Run:
     snapshots: Snapshots
     resumed: bool = False
     created: bool = False  # the run's row is in the store
+    boundary: int = 0  # the steps the stored state holds
     reply: dict[str, Any] | None = None  # the step in progress's recorded reply
     calls: dict[tuple[int, str], CallRecord] = field(default_factory=dict)
     scrubbed: set[str] = field(default_factory=set)  # calls of that reply whose arguments were redacted
@@ -77,7 +82,8 @@ class _Run:
 class Durable(Layer):
     """Writes each run to ``store``; decides approvals (``approve``, sync or async, returning
     ``True``, ``False``, or ``None`` for no decision: the run pauses). ``tools`` is the
-    fingerprint of the loop's tools (name to schema digest), checked when a run is resumed.
+    fingerprint of the loop's tools (``minloop.runs.resume.fingerprint``), checked when a run is
+    resumed.
     ``finish``, when set, writes a run's end instead of ``store.finish`` (a server writes it
     together with the run's last events). ``ask_user`` answers a tool server's questions
     (``None``: the run pauses for them)."""
@@ -85,7 +91,7 @@ class Durable(Layer):
     approves: ClassVar[bool] = True
     finish: Callable[[str, str, str, dict[str, Any]], None] | None = None
 
-    def __init__(self, store: RunStore, tools: dict[str, str], *, approve: Approver | None = None,
+    def __init__(self, store: RunStore, tools: dict[str, Any], *, approve: Approver | None = None,
                  redact: Callable[[Any], Any] | None = None, lease: float = 30.0,
                  in_doubt: Literal["report", "pause"] = "report", tag: str | None = None,
                  ask_user: Answerer | None = None) -> None:  # fmt: skip
@@ -144,6 +150,16 @@ class Durable(Layer):
         self._write(run, r, self.store.put_reply, self._until(), run.index, body)
         return reply
 
+    async def before_model(self, run: RunState, prompt: Prompt) -> Prompt:
+        self._checkpoint(run, self.of(run))
+        return prompt
+
+    def _checkpoint(self, run: RunState, r: _Run) -> None:
+        """Write the state after the steps taken, if the store does not hold them yet."""
+        if len(run.steps) > r.boundary:
+            self._write(run, r, self.store.checkpoint, self._until(), len(run.steps), r.snapshots.of(run))
+            r.boundary = len(run.steps)
+
     async def after_model(self, run: RunState, reply: Reply, decision: Decision) -> Decision:
         if not isinstance(decision, CallTools):
             return decision
@@ -155,29 +171,30 @@ class Durable(Layer):
             r.pending = [p.pending() for p in waiting]
             names = ", ".join(f"{p.name} ({p.call_id})" for p in waiting)
             raise StopRun("paused", f"waiting for a decision on {len(waiting)} call(s): {names}")
-        return decision
+        return _edited(decision, {c.id: r.calls.get((run.index, c.id)) for c in decision.calls})
 
     async def _pending(self, run: RunState, r: _Run, call: ToolCall) -> CallRecord | None:
         """The call's record as pending, when it needs a decision nobody has made."""
         tool = run.tools.get(call.name)
-        record = r.calls.get((run.index, call.id))
+        if tool is None:
+            return None
+        record, arguments = r.calls.get((run.index, call.id)), self.redact_(call.arguments)
         if record is not None and record.why == "question":
             return record if record.phase == "pending" else None  # a question still unanswered
-        if tool is None or (
-            record is not None and (record.phase == "finished" or record.verdict is not None)
-        ):
+        doubt = in_doubt(record, tool)
+        if doubt and self.in_doubt == "report":
+            return None  # the call is reported in doubt when it would run
+        if record is not None and not doubt and (record.phase == "finished" or _stands(record, arguments)):
             return None
-        doubt = record is not None and record.phase == "started" and not tool.repeatable
-        if not (tool.needs_approval or (doubt and self.in_doubt == "pause")):
+        if not (tool.needs_approval or doubt):
             return None
         try:
             parse_arguments(tool, call.arguments)
         except ToolFailure:
             return None  # the model reads what is wrong with the arguments; nobody is asked
-        said = await ask(self.approve, call) if tool.needs_approval and not doubt else None
-        arguments = self.redact_(call.arguments)
+        said = None if doubt else await ask(self.approve, call)
         if said is not None:
-            verdict = Verdict(said, None, "approve callback", time.time())
+            verdict = Verdict(said, None, "approve callback", time.time(), digest=digest(arguments))
             decided = CallRecord(run.index, call.id, call.name, arguments, "decided", verdict, why="approval")
             r.calls[(run.index, call.id)] = decided
             self._write(run, r, self.store.put_call, self._until(), decided)
@@ -195,6 +212,13 @@ class Durable(Layer):
         base = CallRecord(run.index, call.id, call.name, self.redact_(call.arguments), "started",
                           None if record is None else record.verdict, None if asked is None else record.outcome,  # type: ignore[union-attr]
                           why=None if record is None else record.why)  # fmt: skip
+        if record is not None and record.verdict is not None and record.verdict.kind == "respond":
+            answer = record.verdict.result  # given in the tool's place: the tool does not run
+            outcome = {"value": self.redact_(to_jsonable_python(answer, fallback=str))}
+            self._write(
+                run, r, self.store.put_call, self._until(), replace(base, phase="finished", outcome=outcome)
+            )
+            return answer
         try:
             self._admit(r, call, tool, record)
             self._write(run, r, self.store.put_call, self._until(), base)
@@ -246,6 +270,8 @@ class Durable(Layer):
             if record.phase == "started" and not tool.repeatable:  # its last round may have been sent
                 raise ToolFailure("ERR_TOOL_IN_DOUBT", IN_DOUBT)
             return
+        if in_doubt(record, tool):
+            raise ToolFailure("ERR_TOOL_IN_DOUBT", IN_DOUBT)
         verdict = None if record is None else record.verdict
         if verdict is not None and not verdict.approve:
             text = IN_DOUBT if record is not None and record.why == "in_doubt" else DENIED
@@ -255,15 +281,11 @@ class Durable(Layer):
             )
         if call.id in r.scrubbed:
             raise ToolFailure("ERR_TOOL_NOT_STORED", NOT_STORED)
-        approved = verdict is not None and verdict.approve
-        if record is not None and record.phase == "started" and not tool.repeatable and not approved:
-            raise ToolFailure("ERR_TOOL_IN_DOUBT", IN_DOUBT)
-        if tool.needs_approval and not approved:
+        if tool.needs_approval and not (verdict is not None and verdict.approve):
             raise ToolFailure("ERR_TOOL_DENIED", DENIED)  # a fallback tool, asked in the step itself
 
     async def after_step(self, run: RunState, step: Step, outcome: Outcome) -> Outcome:
-        r = self.of(run)
-        self._write(run, r, self.store.checkpoint, self._until(), step.index, r.snapshots.of(run))
+        r = self.of(run)  # the state is written when the next step begins (``before_model``)
         r.calls = {k: v for k, v in r.calls.items() if k[0] > step.index}
         r.reply = None
         asked = self._cancel_asked(run) if isinstance(outcome, Continue) else None
@@ -315,6 +337,36 @@ def _answered(asking: Asking, verdict: Verdict | None) -> Answered:
     """The next round of a call whose server asked: the recorded answers and state."""
     answers = {} if verdict is None else dict(verdict.answers or {})
     return Answered(asking.state, answers, asking.round + 1)
+
+
+def in_doubt(record: CallRecord | None, tool: Tool) -> bool:
+    """Whether a call may or may not have run before its process stopped, and may not simply be
+    run again: it started and never finished (approved or not), or it waits for a person's
+    decision on that (``in_doubt="pause"``), and its tool is not safe to repeat."""
+    if record is None or tool.repeatable:
+        return False
+    return record.phase == "started" or (record.why == "in_doubt" and record.verdict is None)
+
+
+def _stands(record: CallRecord, arguments: str) -> bool:
+    """Whether the call's recorded decision was made on these arguments."""
+    v = record.verdict
+    return v is not None and (v.digest is None or v.digest == digest(arguments))
+
+
+def _edited(decision: CallTools, records: dict[str, CallRecord | None]) -> CallTools:
+    """The step's calls with the arguments a person's decision gave in place of the model's."""
+    edits = {k: json.dumps(r.verdict.arguments, ensure_ascii=False) for k, r in records.items()
+             if r is not None and r.verdict is not None and r.verdict.kind == "edit"}  # fmt: skip
+    if not edits:
+        return decision
+    wire = [
+        {**c, "function": {**c["function"], "arguments": edits[c["id"]]}} if c.get("id") in edits else c
+        for c in decision.message.get("tool_calls") or ()
+    ]
+    message = {**decision.message, "tool_calls": wire} if wire else decision.message
+    calls = tuple(replace(c, arguments=edits[c.id]) if c.id in edits else c for c in decision.calls)
+    return replace(decision, message=message, calls=calls)
 
 
 def _replayed(outcome: dict[str, Any]) -> Any:

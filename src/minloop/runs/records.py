@@ -11,6 +11,8 @@ whose server asked a question keeps the question and the server's state in its o
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeAlias
@@ -27,6 +29,7 @@ __all__ = [
     "SharedRunStore",
     "StoredRun",
     "Verdict",
+    "digest",
 ]
 
 SCHEMA_VERSION = 1
@@ -35,36 +38,75 @@ ENDED = frozenset({"success", "max_steps_exceeded", "budget_exceeded", "output_i
                    "timeout", "cancelled", "context_overflow"})  # fmt: skip
 
 
+def digest(arguments: str) -> str:
+    """A short digest of a call's arguments (a JSON text), the same in any key order or spacing:
+    a decision names the arguments it was made on with it."""
+    try:
+        text = json.dumps(json.loads(arguments), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    except ValueError:
+        text = arguments
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
 @dataclass(frozen=True, slots=True)
 class Verdict:
-    """A person's decision on a call: run it (``approve``) or not, with an optional ``reason``
-    the model reads, ``by`` whom and ``at`` when (seconds since the epoch). For a call whose
-    server asked questions, ``answers`` by question key."""
+    """A decision on a call that waits for one: run it (``approve``); do not (``approve=False``,
+    with a ``reason`` the model reads); run it with other ``arguments`` (an edit,
+    ``Verdict.edit``); or give ``result`` in the tool's place (``Verdict.respond``: the tool
+    does not run, the model reads the result as the call's). For a call whose server asked
+    questions, ``answers`` by question key. ``digest`` names the arguments the decision was made
+    on (``PendingCall.digest``; filled in when recorded); ``by`` whom and ``at`` when (seconds
+    since the epoch)."""
 
     approve: bool
     reason: str | None = None
     by: str | None = None
     at: float | None = None
     answers: Mapping[str, UserAnswer] | None = None
+    arguments: dict[str, Any] | None = None
+    result: Any = None
+    digest: str | None = None
+
+    @classmethod
+    def edit(cls, arguments: dict[str, Any], reason: str | None = None, *, by: str | None = None,
+             digest: str | None = None) -> Verdict:  # fmt: skip
+        """Run the call with ``arguments`` instead of the model's."""
+        return cls(True, reason, by, arguments=arguments, digest=digest)
+
+    @classmethod
+    def respond(cls, result: Any, *, by: str | None = None, digest: str | None = None) -> Verdict:
+        """Do not run the call; the model reads ``result`` as what it returned."""
+        return cls(False, None, by, result=result, digest=digest)
+
+    @property
+    def kind(self) -> Literal["approve", "edit", "deny", "respond"]:
+        if self.result is not None:
+            return "respond"
+        if not self.approve:
+            return "deny"
+        return "approve" if self.arguments is None else "edit"
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"approve": self.approve, "reason": self.reason, "by": self.by, "at": self.at}
         if self.answers is not None:
             out["answers"] = {k: a.to_dict() for k, a in self.answers.items()}
-        return out
+        extra = {"arguments": self.arguments, "result": self.result, "digest": self.digest}
+        return {**out, **{k: v for k, v in extra.items() if v is not None}}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Verdict:
         answers = data.get("answers")
         return cls(data["approve"], data.get("reason"), data.get("by"), data.get("at"),
-                   None if answers is None else {k: UserAnswer.of(a) for k, a in answers.items()})  # fmt: skip
+                   None if answers is None else {k: UserAnswer.of(a) for k, a in answers.items()},
+                   data.get("arguments"), data.get("result"), data.get("digest"))  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
 class PendingCall:
-    """A call waiting for a decision: ``why`` is ``"approval"`` (its tool needs one),
-    ``"in_doubt"`` (it started before a crash and may or may not have run) or ``"question"``
-    (its server asked the user the ``questions``; the decision is their answers)."""
+    """A call waiting for a decision: ``why`` is the kind of wait, ``"approval"`` (its tool
+    needs one), ``"in_doubt"`` (it started before a crash and may or may not have run) or
+    ``"question"`` (its server asked the user the ``questions``; the decision is their answers).
+    ``digest`` names its arguments: a decision made on them may give it."""
 
     call_id: str
     name: str
@@ -80,6 +122,10 @@ class PendingCall:
         if self.questions:
             out["questions"] = [q.shown() for q in self.questions]
         return out
+
+    @property
+    def digest(self) -> str:
+        return digest(self.arguments)
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,9 +2,10 @@
 
 The run is read from the loop's store and checked before anything changes: it must exist, not
 have ended, be held by no live process, have been started with the tools this loop has (same
-names, same schemas), and every decision must be for a call that waits for one. Then the run is
-taken (exactly one of two processes resuming it at once gets it), the decisions are recorded,
-and the loop drives it on from its last step boundary.
+names, same parameters), and every decision must be one ``decisions.settle`` accepts: for a call
+that waits for one, on that call's arguments, with edited arguments that fit the tool. Then the
+run is taken (exactly one of two processes resuming it at once gets it), the decisions are
+recorded, and the loop drives it on from its last step boundary.
 """
 
 from __future__ import annotations
@@ -18,28 +19,43 @@ from typing import Any
 
 from ..driver import LoopRun
 from ..exceptions import MinloopError, RunConflictError, RunMismatchError
+from ..execute import ToolFailure, checked_arguments
 from ..layer import Layer
 from ..layers.tracing import mark_resumed
 from ..loop import BaseLoop
-from ..questions import Asking, UserAnswer, answers_for
 from ..tools import Tool
 from .checkpoint import rebuild
+from .decisions import Decisions, settle, verdicts_of
 from .durable import Durable
-from .records import ENDED, CallRecord, PendingCall, StoredRun, Verdict
+from .records import ENDED, CallRecord, StoredRun, Verdict, digest
 
 __all__ = ["Decisions", "fingerprint", "resume", "verdicts_of"]
 
-Decisions = Mapping[str, "bool | Verdict | UserAnswer | Mapping[str, UserAnswer]"]
-"""Decisions by call id: ``True`` (run it), ``False`` (do not), or a ``Verdict`` with a reason.
-For a call whose server asked questions: a ``UserAnswer`` for every question, or answers by
-question key (``True`` accepts, ``False`` declines them all)."""
+
+def _sha(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def fingerprint(tools: Mapping[str, Tool]) -> dict[str, str]:
-    """Each tool's name and a digest of the schema the model sees, marked ``~`` for a tool whose
-    source may change it during a run (an MCP server's)."""
-    digest = lambda t: hashlib.sha256(json.dumps(t.spec(), sort_keys=True).encode()).hexdigest()[:16]
-    return {name: "~" * (t.source is not None) + digest(t) for name, t in tools.items()}
+def fingerprint(tools: Mapping[str, Tool]) -> dict[str, Any]:
+    """Each tool's name, its parameters' schema and a digest of it: what a resume compares (a
+    changed description alone changes nothing) and what a decision's edit is checked against;
+    ``changing`` marks a tool whose source may change it during a run (an MCP server's)."""
+    out: dict[str, Any] = {}
+    for name, t in tools.items():
+        out[name] = {"digest": _sha(t.parameters()), "parameters": t.parameters()}
+        if t.source is not None:
+            out[name]["changing"] = True
+    return out
+
+
+def _changing(stored: Any) -> bool:
+    return stored.startswith("~") if isinstance(stored, str) else bool(stored.get("changing"))
+
+
+def _same(stored: Any, tool: Tool) -> bool:
+    if isinstance(stored, str):  # written by an earlier minloop: a digest of the whole spec
+        return stored.lstrip("~") in (_sha(tool.spec()), _sha(tool.parameters()))
+    return isinstance(stored, Mapping) and stored.get("digest") == _sha(tool.parameters())
 
 
 def durable_of(loop: BaseLoop) -> Durable:
@@ -49,66 +65,61 @@ def durable_of(loop: BaseLoop) -> Durable:
     return found[0]
 
 
-def verdicts_of(decisions: Decisions | None, by: str | None, pending: Sequence[PendingCall] = (),
-                run_id: str = "") -> dict[str, Verdict]:  # fmt: skip
-    """The decisions as verdicts; those on a call whose server asked (one of ``pending``) carry
-    the answers, checked against the questions (``RunConflictError`` says what does not fit)."""
-    now = time.time()
-    asked = {p.call_id: p for p in pending if p.why == "question"}
-    out: dict[str, Verdict] = {}
-    for call_id, d in (decisions or {}).items():
-        if call_id in asked:
-            out[call_id] = _answered(
-                run_id, asked[call_id], d, by or (d.by if isinstance(d, Verdict) else None), now
-            )
-        elif isinstance(d, Verdict):
-            out[call_id] = Verdict(d.approve, d.reason, d.by or by, d.at or now)
-        elif isinstance(d, bool):
-            out[call_id] = Verdict(d, None, by, now)
-        else:
-            raise MinloopError(
-                f"decision for {call_id}: give True, False or a Verdict, not {type(d).__name__}"
-            )
-    return out
-
-
-def _answered(run_id: str, pending: PendingCall, given: Any, by: str | None, now: float) -> Verdict:
-    if isinstance(given, Verdict):
-        given = given.answers if given.answers is not None else given.approve
-    try:
-        answers = answers_for(Asking(pending.questions, None), given)
-    except ValueError as exc:
-        raise RunConflictError(run_id, f"call {pending.call_id} ({pending.name}): {exc}") from None
-    return Verdict(True, None, by, now, answers)
-
-
-def check(loop: BaseLoop, run_id: str, stored: StoredRun, verdicts: Mapping[str, Verdict]) -> None:
-    """Everything that would stop the resume, before anything changes."""
+def check(
+    loop: BaseLoop, run_id: str, stored: StoredRun, verdicts: Mapping[str, Verdict]
+) -> dict[str, Verdict]:
+    """Everything that would stop the resume, before anything changes; the verdicts to record."""
     status = stored.row.status
     if status == "cancelled":
         said = (stored.result or {}).get("error") or "the run was cancelled"
         raise RunConflictError(run_id, f"{said}; a cancelled run cannot be resumed")
     if status in ENDED:
         raise RunConflictError(run_id, f"the run has ended ({status}); there is nothing to resume")
-    ours = fingerprint(loop.registry)
+    ours = loop.registry
     # a server's tools may come and go between two steps: only those of the calls in flight must stay
     in_flight = {p.name for p in stored.pending} | {c.name for c in stored.calls}
-    kept = [n for n in stored.tools if not stored.tools[n].startswith("~") or n in in_flight]
+    kept = [n for n in stored.tools if not _changing(stored.tools[n]) or n in in_flight]
     missing = sorted(n for n in kept if n not in ours)
-    changed = sorted(n for n in kept if n in ours and ours[n].lstrip("~") != stored.tools[n].lstrip("~"))
+    changed = sorted(n for n in kept if n in ours and not _same(stored.tools[n], ours[n]))
     if missing or changed:
         parts = [
             f"missing {', '.join(missing)}" if missing else "",
-            f"changed schema: {', '.join(changed)}" if changed else "",
+            f"changed parameters: {', '.join(changed)}" if changed else "",
         ]
         raise RunMismatchError(
             run_id, "the resuming loop lacks the run's tools (" + "; ".join(filter(None, parts)) + ")"
         )
-    waiting = {p.call_id for p in stored.pending}
-    unknown = sorted(set(verdicts) - waiting)
-    if unknown:
-        raise RunConflictError(run_id, f"no call {', '.join(unknown)} is waiting for a decision "
-                                       f"(waiting: {', '.join(sorted(waiting)) or 'none'})")  # fmt: skip
+    _check_decided(run_id, stored)
+    return settle(run_id, stored.calls, verdicts, lambda name, args: _misfit(ours.get(name), args))
+
+
+def _misfit(tool: Tool | None, arguments: dict[str, Any]) -> str | None:
+    if tool is None:
+        return "the loop has no such tool"
+    try:
+        checked_arguments(tool, arguments)
+    except ToolFailure as failure:
+        return failure.message
+    return None
+
+
+def _check_decided(run_id: str, stored: StoredRun) -> None:
+    """A decision recorded beforehand must be on the arguments the stored reply would run."""
+    asked = {c.get("id"): (c.get("function") or {}).get("arguments", "{}")
+             for c in ((stored.reply or {}).get("message") or {}).get("tool_calls") or ()}  # fmt: skip
+    for c in stored.calls:
+        v, arguments = c.verdict, asked.get(c.call_id)
+        if (
+            c.phase == "decided"
+            and v
+            and v.digest
+            and arguments is not None
+            and digest(arguments) != v.digest
+        ):
+            raise RunMismatchError(
+                run_id, f"call {c.call_id} would run other arguments ({arguments}) than were decided on "
+                f"(digest {v.digest}); nothing was run",
+            )  # fmt: skip
 
 
 def resume(loop: BaseLoop, run_id: str, decisions: Decisions | None = None, *, by: str | None = None,
@@ -116,16 +127,16 @@ def resume(loop: BaseLoop, run_id: str, decisions: Decisions | None = None, *, b
     """The stored run ``run_id``, taken by this process and ready to drive from where it was."""
     durable = durable_of(loop)
     stored = durable.store.load(run_id)
-    verdicts = verdicts_of(decisions, by, stored.pending, run_id)
-    check(loop, run_id, stored, verdicts)
+    verdicts = check(loop, run_id, stored, verdicts_of(decisions, by, stored.pending, run_id))
     state = rebuild(loop, run_id, stored.state)
     r = durable.of(state)
     durable.store.claim(run_id, r.owner, time.time() + durable.lease, stored.version, verdicts)
     r.resumed = True
+    r.boundary = len(state.steps)
     r.reply = stored.reply
     r.scrubbed = set((stored.reply or {}).get("scrubbed") or ())
     for c in stored.calls:
-        v = verdicts.get(c.call_id)
+        v = verdicts.get(c.call_id) if c.phase == "pending" else None
         r.calls[(c.step, c.call_id)] = c if v is None else _decided(c, v)
     r.snapshots.of(state)  # what is stored is already redacted: the next writes add to it
     mark_resumed(state, _resumed(stored, verdicts))
@@ -137,11 +148,16 @@ def _decided(record: CallRecord, verdict: Verdict) -> CallRecord:
 
 
 def _resumed(stored: StoredRun, verdicts: Mapping[str, Verdict]) -> dict[str, Any]:
-    names = {c.call_id: c.name for c in stored.calls}
-    recorded = {c.call_id: c.verdict for c in stored.calls if c.phase == "decided" and c.verdict is not None}
+    now = [c for c in stored.calls if c.step > stored.row.steps]
+    calls = {c.call_id: c for c in now}
+    recorded = {c.call_id: c.verdict for c in now if c.phase == "decided" and c.verdict is not None}
     verdicts = {**recorded, **verdicts}  # decided beforehand (``minloop approve``) or now
+    decisions = []
+    for k, v in verdicts.items():
+        c = calls.get(k)
+        decisions.append({"call_id": k, "tool": c and c.name, "asked": c and c.arguments, **v.to_dict()})
     return {
         "from_step": int(stored.row.steps) + 1,
         "status_before": stored.row.status,
-        "decisions": [{"call_id": k, "tool": names.get(k), **v.to_dict()} for k, v in verdicts.items()],
+        "decisions": decisions,
     }

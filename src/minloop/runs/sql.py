@@ -21,6 +21,8 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from ..exceptions import RunConflictError, RunCorruptError, RunNotFoundError
+from ..schemas import closed, problems
+from .decisions import Fits, settle
 from .owner import owner_alive
 from .records import ENDED, SCHEMA_VERSION, CallRecord, RunRow, StoredRun, Verdict
 from .shared import SharedSQL, shared_tables
@@ -106,10 +108,10 @@ class SQLRunStore(SharedSQL):
             if got is None:
                 raise RunNotFoundError(run_id, f"no run with this id in {self.where}")
             status, version, holder, until = got
-            if version != seen:
-                raise RunConflictError(run_id, "the run changed while it was being resumed; try again")
             if status in ENDED:
                 raise RunConflictError(run_id, f"the run has ended ({status}); there is nothing to resume")
+            if version != seen:
+                raise RunConflictError(run_id, _changed(status, holder, owner))
             if (
                 holder
                 and holder != owner
@@ -124,7 +126,7 @@ class SQLRunStore(SharedSQL):
                 (owner, lease_until, time.time(), run_id, seen),
             )
             if taken.rowcount != 1:  # another resume took it between our read and our write
-                raise RunConflictError(run_id, "another process took the run while it was being resumed")
+                raise RunConflictError(run_id, _changed("running", None, owner))
             for call_id, verdict in verdicts.items():
                 self._execute(
                     "UPDATE minloop_calls SET phase = 'decided', verdict = ? WHERE run_id = ? AND call_id = ? AND phase = 'pending'",
@@ -132,24 +134,29 @@ class SQLRunStore(SharedSQL):
                 )  # fmt: skip
 
     def decide(self, run_id: str, verdicts: Mapping[str, Verdict]) -> None:
-        """Record decisions on a paused run's pending calls, without resuming it."""
+        """Record decisions on a stopped run's pending calls, without resuming it (a run is
+        stopped when it paused, or when the process that drove it died while it waited)."""
         with self._lock, self._transaction(True):
-            got = self._execute("SELECT status FROM minloop_runs WHERE run_id = ?", (run_id,)).fetchone()
+            got = self._execute(
+                "SELECT status, owner, lease_until, tools FROM minloop_runs WHERE run_id = ?", (run_id,)
+            ).fetchone()
             if got is None:
                 raise RunNotFoundError(run_id, f"no run with this id in {self.where}")
-            if got[0] != "paused":
-                raise RunConflictError(run_id, f"only a paused run takes decisions; this one is {got[0]}")
-            pending = {r[0] for r in self._execute(
-                "SELECT call_id FROM minloop_calls WHERE run_id = ? AND phase = 'pending'", (run_id,))}  # fmt: skip
-            unknown = sorted(set(verdicts) - pending)
-            if unknown:
-                raise RunConflictError(run_id, f"no call {', '.join(unknown)} is waiting for a decision "
-                                               f"(waiting: {', '.join(sorted(pending)) or 'none'})")  # fmt: skip
-            for call_id, verdict in verdicts.items():
+            status, holder, until, tools = got
+            calls = [_call(c) for c in self._execute(
+                f"SELECT {CALL_COLUMNS} FROM minloop_calls WHERE run_id = ? ORDER BY step", (run_id,))]  # fmt: skip
+            held = holder is not None and until is not None and until > time.time() and owner_alive(holder)
+            waits = status == "paused" or (
+                status == "running" and not held and any(c.phase == "pending" for c in calls)
+            )
+            if not waits:
+                raise RunConflictError(run_id, f"only a paused run takes decisions; this one is {status}")
+            settled = settle(run_id, calls, verdicts, _fits(json.loads(tools)))
+            for call_id, verdict in settled.items():
                 self._execute(
-                    "UPDATE minloop_calls SET phase = 'decided', verdict = ? WHERE run_id = ? AND call_id = ?",
+                    "UPDATE minloop_calls SET phase = 'decided', verdict = ? WHERE run_id = ? AND call_id = ? AND phase = 'pending'",
                     (_dumps(verdict.to_dict()), run_id, call_id),
-                )
+                )  # fmt: skip
             self._execute("UPDATE minloop_runs SET version = version + 1, updated = ? WHERE run_id = ?",
                           (time.time(), run_id))  # fmt: skip
 
@@ -198,7 +205,9 @@ class SQLRunStore(SharedSQL):
                 "version = version + 1, updated = ? WHERE run_id = ?",
                 _dumps(state), step, lease_until, time.time(),
             )  # fmt: skip
-            self._execute("DELETE FROM minloop_calls WHERE run_id = ? AND step <= ?", (run_id, step))
+            self._execute(  # decisions stay: a second one on the same call is told who decided, and when
+                "DELETE FROM minloop_calls WHERE run_id = ? AND step <= ? AND verdict IS NULL", (run_id, step)
+            )
 
     def finish(self, run_id: str, owner: str, status: str, result: dict[str, Any]) -> None:
         """The run ended (or paused): its result; nobody drives it any more."""
@@ -221,6 +230,30 @@ class SQLRunStore(SharedSQL):
         )  # fmt: skip
         rows = self._one(sql, *([] if tag is None else [tag]), limit).fetchall()
         return [RunRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[9], r[8]) for r in rows]
+
+
+def _changed(status: str, holder: str | None, owner: str) -> str:
+    """What the loser of two resumes (or of a resume and a decision) is told."""
+    if status == "running" and holder and holder != owner:
+        return (f"another process resumed the run while this one was reading it, and drives it now "
+                f"({holder}); nothing was changed here")  # fmt: skip
+    return (
+        "the run changed while it was being resumed (another process resumed it or recorded a "
+        "decision); nothing was changed here: read it again and retry"
+    )
+
+
+def _fits(tools: Any) -> Fits:
+    """Checks edited arguments against the parameters the run's tools were stored with."""
+
+    def fits(name: str, arguments: dict[str, Any]) -> str | None:
+        entry = tools.get(name) if isinstance(tools, dict) else None
+        if not isinstance(entry, dict) or not isinstance(entry.get("parameters"), dict):
+            return None  # an older row: the resuming loop checks them against the tool
+        found = problems(closed(entry["parameters"]), arguments, f"tool {name!r} parameters")
+        return "; ".join(f"{p['loc']}: {p['msg']}" for p in found) or None
+
+    return fits
 
 
 def _stored(run_id: str, row: Any, calls: list[Any]) -> StoredRun:

@@ -16,7 +16,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from .sqlite import Trace, TraceCall, TraceStep
+from .sqlite import Trace, TraceCall, TraceStep, decision_text
 
 __all__ = ["render_html", "write_html"]
 
@@ -201,13 +201,7 @@ def _runs_notes(trace: Trace) -> str:
     """Where a resumed run went on (and who decided what), and the calls a paused run waits on."""
     items = [
         f"<li>resumed at step {int(r.get('from_step', 0))} (it was {escape(str(r.get('status_before')))})"
-        + "".join(
-            f"; {escape(str(d.get('tool')))} ({escape(str(d.get('call_id')))}) "
-            f"{'approved' if d.get('approve') else 'denied'}"
-            + (f" by {escape(str(d['by']))}" if d.get("by") else "")
-            + (f": {escape(str(d['reason']))}" if d.get("reason") else "")
-            for d in r.get("decisions") or ()
-        )
+        + "".join(f"; {escape(decision_text(d))}" for d in r.get("decisions") or ())
         + "</li>"
         for r in trace.resumed
     ]

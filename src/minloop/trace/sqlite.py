@@ -31,7 +31,16 @@ from ..layers.tracing import Event
 from .reading import TraceCall, TraceStep, fold_step, step_dict
 from .sqlfile import check_ours, check_path, sqlite_error
 
-__all__ = ["RunSummary", "SQLiteSink", "Trace", "TraceCall", "TraceStep", "TraceStore", "default_path"]
+__all__ = [
+    "RunSummary",
+    "SQLiteSink",
+    "Trace",
+    "TraceCall",
+    "TraceStep",
+    "TraceStore",
+    "decision_text",
+    "default_path",
+]
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (
@@ -244,7 +253,8 @@ class Trace:
     @property
     def resumed(self) -> list[Mapping[str, Any]]:
         """Each ``run_resumed`` data, in order: the step it went on from, its status before, and
-        the decisions taken (call, tool, approve, reason, by whom, when)."""
+        the decisions taken (call, tool, the arguments asked, approve, reason, edited arguments,
+        a result given in the tool's place, by whom, when)."""
         return [e.data for e in self.events if e.kind == "run_resumed"]
 
     @property
@@ -358,3 +368,15 @@ class TraceStore:
 
     def __exit__(self, *_: object) -> None:
         self.close()
+
+
+def decision_text(d: Mapping[str, Any]) -> str:
+    """One decision of ``Trace.resumed`` in words: ``"transfer (c1) approved by ada: ok"``."""
+    if d.get("result") is not None:
+        how = f"answered in the tool's place ({json.dumps(d['result'], ensure_ascii=False)})"
+    elif d.get("arguments") is not None:
+        how = f"approved with the arguments {json.dumps(d['arguments'], ensure_ascii=False)} (asked: {d.get('asked')})"
+    else:
+        how = "approved" if d.get("approve") else "denied"
+    by = f" by {d['by']}" if d.get("by") else ""
+    return f"{d.get('tool')} ({d.get('call_id')}) {how}{by}" + (f": {d['reason']}" if d.get("reason") else "")
