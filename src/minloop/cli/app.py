@@ -5,22 +5,21 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import sqlite3
 import sys
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
 
 from ..exceptions import MinloopError
 from ..factory import build_model, build_tools
 from ..layers.budget import Budget
 from ..layers.context import ContextPolicy, Policy
+from ..mcp.content import attach
 from ..messages import ToolCall
 from ..result import RunResult
 from ..standard import Loop
@@ -29,6 +28,7 @@ from .batch import batch_command
 from .calls import CacheDbOpt, CacheOpt, ConcurrencyOpt, RetryOpt, call_keywords
 from .doctor import doctor_command
 from .eval import eval_bfcl_command
+from .mcp import McpHeaderOpt, McpResourceOpt, mcp_app, open_servers, parse_headers, read_resources
 from .runs import (
     Run,
     Setup,
@@ -141,6 +141,8 @@ def run_command(
     no_input: NoInputOpt = False,
     store: StoreOpt = None,
     mcp: McpOpt = None,
+    mcp_header: McpHeaderOpt = None,
+    mcp_resource: McpResourceOpt = None,
     output_schema: SchemaOpt = None,
     max_tokens: MaxTokensOpt = None,
     max_tool_calls: MaxToolCallsOpt = None,
@@ -152,12 +154,13 @@ def run_command(
 ) -> None:
     """Run one agent loop and show each step as it happens; the trace is recorded for `minloop trace`."""
     setup = Setup(model, base_url, api_key_env, gguf, tools or [], builtin, root, max_steps, trace_db,
-                  no_trace, yes, no_input, store, mcp or [])  # fmt: skip
+                  no_trace, yes, no_input, store, mcp or [], mcp_header or [], mcp_resource or [])  # fmt: skip
     extra = {"time_budget": time_budget, "window": window, "answer_at_limit": answer_at_limit,
              "output": output_schema,
              "budget": Budget(total_tokens=max_tokens, tool_calls=max_tool_calls),
              "calls": (tool_concurrency, retry, cache, cache_db)}  # fmt: skip
-    finish(setup, as_json, lambda loop: loop.stream(prompt), lambda loop: loop.run(prompt), extra)
+    text = lambda: attach(prompt, setup.attached)  # with the --mcp-resource texts, once read
+    finish(setup, as_json, lambda loop: loop.stream(text()), lambda loop: loop.run(text()), extra)
 
 
 @app.command("resume")
@@ -177,11 +180,12 @@ def resume_command(
     no_input: NoInputOpt = False,
     store: StoreOpt = None,
     mcp: McpOpt = None,
+    mcp_header: McpHeaderOpt = None,
 ) -> None:
     """Go on with a paused or interrupted run, with the decisions `minloop approve` recorded. Give the
     options that shaped the run's model and tools (the paused run printed them)."""
     setup = Setup(model, base_url, api_key_env, gguf, tools or [], builtin, root, max_steps, trace_db,
-                  False, yes, no_input, store, mcp or [])  # fmt: skip
+                  False, yes, no_input, store, mcp or [], mcp_header or [])  # fmt: skip
     finish(setup, as_json, lambda loop: loop.stream_resume(run_id), lambda loop: loop.resume(run_id), {})
 
 
@@ -207,7 +211,7 @@ def finish(setup: Setup, as_json: bool, start: Start, run: Run, extra: dict[str,
                     approve=_approver(setup.yes, setup.no_input), ask_user=asker(setup.no_input), store=store,
                     **extra)  # fmt: skip
         servers: list[dict[str, Any]] = []  # what each MCP server settled on, for --json
-        result = asyncio.run(_drive(loop, start, run, live=not as_json, servers=setup.mcp, opened=servers))
+        result = asyncio.run(_drive(loop, start, run, live=not as_json, setup=setup, opened=servers))
     except (MinloopError, OSError, sqlite3.Error) as exc:
         err.print(f"[bold red]error:[/] {exc}", soft_wrap=True)
         raise typer.Exit(2) from None
@@ -246,14 +250,16 @@ async def _drive(
     run: Run,
     *,
     live: bool,
-    servers: Sequence[str] = (),
+    setup: Setup | None = None,
     opened: list[Any] | None = None,
 ) -> RunResult:
     async with AsyncExitStack() as stack:
-        if servers:
-            loop = await _with_mcp(loop, servers, stack)
-            sources = {t.source: None for t in loop.registry.values() if t.source is not None}
-            (opened if opened is not None else []).extend(s.about() for s in sources)
+        if setup is not None and setup.mcp:
+            loop, servers = await _with_mcp(loop, setup, stack)
+            (opened if opened is not None else []).extend(s.about() for s in servers)
+            setup.attached.update(await read_resources(servers, setup.mcp_resources))
+        elif setup is not None and setup.mcp_resources:
+            raise MinloopError("--mcp-resource reads from the --mcp servers: give the server with --mcp")
         if not live:
             return await run(loop)
         view = LiveView(loop.registry)
@@ -267,31 +273,17 @@ async def _drive(
         return events.result
 
 
-async def _with_mcp(loop: Loop, servers: Sequence[str], stack: AsyncExitStack) -> Loop:
-    """The loop with the MCP servers' tools added; the servers stay open until ``stack`` closes."""
-    from ..mcp import connect, parse_target
+async def _with_mcp(loop: Loop, setup: Setup, stack: AsyncExitStack) -> tuple[Loop, list[Any]]:
+    """The loop with the MCP servers' tools added, and the servers (open until ``stack`` closes)."""
+    from ..mcp.connect import check_names
 
-    shown = logging.getLogger("minloop.mcp")
-    handler = _WarningLine()
-    shown.addHandler(handler)
-    stack.callback(shown.removeHandler, handler)
     try:
-        opened = connect(*map(parse_target, servers), reserved=loop.registry)
-        extra = await stack.enter_async_context(opened)
+        servers = await open_servers(setup.mcp, parse_headers(setup.mcp_headers), stack)
+        extra = check_names(servers, reserved=loop.registry)
     except MinloopError as exc:
         err.print(f"[bold red]error:[/] {exc}", soft_wrap=True)
         raise typer.Exit(2) from None
-    return replace(loop, tools=[*loop.tools, *extra])
-
-
-class _WarningLine(logging.Handler):
-    """What an MCP server or the MCP client warns about, as one ``warning:`` line on stderr."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.WARNING)
-
-    def emit(self, record: logging.LogRecord) -> None:
-        err.print(f"[bold yellow]warning:[/] {escape(record.getMessage())}", soft_wrap=True)
+    return replace(loop, tools=[*loop.tools, *extra]), servers
 
 
 def _approver(yes: bool, no_input: bool) -> Callable[[ToolCall], Awaitable[bool | None]]:
@@ -323,6 +315,7 @@ def _register() -> None:
     app.command("replay")(replay_command)
     app.command("serve")(serve_command)
     app.add_typer(trace_app, name="trace")
+    app.add_typer(mcp_app, name="mcp")
 
 
 _register()

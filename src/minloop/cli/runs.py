@@ -16,7 +16,7 @@ import sys
 import time
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, TypeAlias
 
@@ -75,6 +75,9 @@ class Setup:
     no_input: bool
     store: str | None
     mcp: list[str]
+    mcp_headers: list[str] = field(default_factory=list)  # "Name: value", never printed
+    mcp_resources: list[str] = field(default_factory=list)
+    attached: dict[str, str] = field(default_factory=dict)  # the resources' texts, once read
 
     def run_store(self) -> RunStore | None:
         """Where runs are kept: ``--store``, else ``runs.db`` beside the trace database (none
@@ -98,6 +101,7 @@ class Setup:
         parts += [f"--trace-db {_q(str(self.trace_db))}"] if self.trace_db else []
         parts += [f"--store {_q(self.store)}"] if self.store else []
         parts += [f"--mcp {_q(m)}" for m in self.mcp]
+        parts += [f"--mcp-header {_q(h.partition(':')[0] + ': ...')}" for h in self.mcp_headers]
         return " ".join(parts)
 
 

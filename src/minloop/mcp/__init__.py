@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from ..exceptions import MCPConnectionError
 from .connect import connect, parse_target
+from .content import attach
 from .convert import MCPToolError
 from .server import MCPServer
 
-__all__ = ["MCPConnectionError", "MCPServer", "MCPToolError", "connect", "parse_target"]
+__all__ = ["MCPConnectionError", "MCPServer", "MCPToolError", "attach", "connect", "parse_target"]

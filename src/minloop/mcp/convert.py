@@ -10,7 +10,7 @@ from typing import Any
 from ..exceptions import ToolDefinitionError
 from ..tools import Tool, tool_from_schema
 
-__all__ = ["MCPToolError", "exposed_name", "needs_approval", "payload", "to_tool"]
+__all__ = ["MCPToolError", "block_text", "exposed_name", "needs_approval", "payload", "to_tool"]
 
 _BAD_CHARS = re.compile(r"[^a-zA-Z0-9_-]+")
 _LEGAL = re.compile(r"[a-zA-Z0-9_-]{1,64}")
@@ -91,15 +91,15 @@ def payload(result: Any, server: str) -> Any:
     """What the model reads for a ``CallToolResult``: its structured content when there is some,
     else its text (one block) or its blocks; ``MCPToolError`` when the server flagged an error."""
     if result.is_error:
-        text = " ".join(_block(b) for b in result.content) or "(no message)"
+        text = " ".join(block_text(b) for b in result.content) or "(no message)"
         raise MCPToolError(f"server {server!r} reported an error: {text}")
     if result.structured_content is not None:
         return result.structured_content
-    blocks = [_block(b) for b in result.content]
+    blocks = [block_text(b) for b in result.content]
     return blocks[0] if len(blocks) == 1 else blocks
 
 
-def _block(block: Any) -> str:
+def block_text(block: Any) -> str:
     kind = getattr(block, "type", "")
     if kind == "text":
         return str(block.text)

@@ -16,6 +16,7 @@ from typing import Any, TextIO, TypeVar
 
 from ..exceptions import MCPConnectionError, MinloopError, MissingDependencyError, ToolDefinitionError
 from ..tools import DEFAULT_TIMEOUT, Tool
+from .content import ServerContent
 from .convert import MCPToolError, payload, to_tool
 from .fresh import Freshness, list_tools
 from .logs import Source, route_sdk_logs, serving
@@ -29,7 +30,7 @@ log = logging.getLogger("minloop.mcp")
 T = TypeVar("T")
 
 
-class MCPServer:
+class MCPServer(ServerContent):
     """An MCP server whose tools a ``Loop`` can use: ``async with MCPServer("python -m mcp_server_time") as s``.
 
     ``target`` is a command line (a string, split like a shell would, or a list of arguments)
@@ -52,7 +53,9 @@ class MCPServer:
     the handshake protocol), ``"legacy"`` (the handshake only) or a protocol version to use
     without asking; ``protocol_version`` is the one the connection settled on. ``headers`` are
     sent with every HTTP request and ``auth`` (an ``httpx2.Auth``, e.g. ``minloop.mcp.oauth(...)``)
-    signs them; neither is ever written to a trace, a run store or a log.
+    signs them; neither is ever written to a trace, a run store or a log. Beside its tools,
+    ``resources()``, ``read(uri)``, ``prompts()`` and ``prompt(name, arguments)`` reach the
+    server's resources and prompts while the block is open.
     """
 
     def __init__(
