@@ -1,4 +1,5 @@
-"""Property-based tests of the served app (``create_app`` over a SQLite store, in process):
+"""Property-based tests of the served app (``create_app`` over a SQLite or a PostgreSQL store,
+in process):
 whatever body, path, method or header a client sends, the answer is a success or a 4xx with a
 JSON error, never a 500 and never an exception escaping. Deterministic (``derandomize=True``)."""
 
@@ -69,9 +70,17 @@ chat_bodies = st.fixed_dictionaries(
 ids = st.sampled_from(["trc_x", "c1"]) | st.text(alphabet=st.characters(codec="utf-8"), max_size=40)
 
 
-@pytest.fixture(scope="module")
-def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
-    store = open_store(str(tmp_path_factory.mktemp("fuzz") / "runs.db"))
+@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+def client(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
+    if request.param == "sqlite":
+        store = open_store(str(tmp_path_factory.mktemp("fuzz") / "runs.db"))
+    else:
+        import psycopg
+
+        dsn = request.getfixturevalue("postgres").dsn
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute("CREATE DATABASE fuzzed")
+        store = open_store(dsn.rsplit("/", 1)[0] + "/fuzzed")
     with TestClient(create_app(loop, store, lease_scan=None), raise_server_exceptions=True) as client:
         yield client
     store.close()
