@@ -64,3 +64,21 @@ def test_two_processes_sharing_a_store_give_100000_runs_in_one_second_each_its_o
     assert all(re.fullmatch(r"trc_261205120000_[0-9a-f]{6}", i) for i in ids)
     with SQLiteRunStore(store) as shared:
         assert len(shared.runs(limit=200_000)) == 100_000
+
+
+def test_an_id_the_trace_database_holds_is_drawn_again_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    taken = "trc_261205120000_cccccc"
+    with SQLiteSink(tmp_path / "traces.db") as sink:
+        Loop(ScriptedModel(["first"]), sinks=[sink]).run_sync("first")
+    with TraceStore(tmp_path / "traces.db") as traces:
+        [first] = traces.runs()
+    drawn = iter([first.trace_id, taken])
+    monkeypatch.setattr(minloop.loop, "new_trace_id", lambda: next(drawn))
+    with SQLiteSink(tmp_path / "traces.db") as sink:  # another process, sharing the trace database
+        result = Loop(ScriptedModel(["second"]), sinks=[sink]).run_sync("second")
+    assert result.trace_id == taken
+    with TraceStore(tmp_path / "traces.db") as traces:
+        assert traces.trace(first.trace_id).run == first  # untouched
+        assert traces.trace(taken).run.prompt == "second"

@@ -1,11 +1,11 @@
 """Trace ids and log records keyed by them.
 
 Every run gets a ``trace_id`` of the form ``trc_<yymmddHHMMSS>_<6 hex>``, never the same one
-twice in a process (a run store also refuses an id it already holds: the loop draws again). It
-is put in every
-tool result's JSON and in every log record the run emits on the ``minloop`` logger (as the
-record attribute ``trace_id`` and as a ``[trc_...]`` prefix). ``current_trace_id`` holds it
-while the run executes, so a tool's own logging can carry it through ``TraceIdFilter``.
+twice in a process (a run store or trace database also refuses an id it already holds: the
+loop draws again). It is put in every tool result's JSON and in every log record the run emits
+on the ``minloop`` logger (as the record attribute ``trace_id`` and as a ``[trc_...]`` prefix).
+``current_trace_id`` holds it while the run executes, so a tool's own logging can carry it
+through ``TraceIdFilter``.
 """
 
 from __future__ import annotations

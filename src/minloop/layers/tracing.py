@@ -151,6 +151,10 @@ class Tracing(Layer):
         run.scratch.setdefault(id(_TRACERS), []).append(tracer)
         return tracer
 
+    def reserve(self, run: RunState) -> bool:
+        """Refuse a new run's id that a sink already has a run under (a sink with ``holds``)."""
+        return not any(holds(run.trace_id) for s in self.sinks if (holds := getattr(s, "holds", None)))
+
     def start(self, run: RunState) -> None:
         resumed = run.scratch.get(id(_RESUMED))
         if resumed is not None:

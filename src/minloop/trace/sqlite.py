@@ -199,6 +199,15 @@ class SQLiteSink:
                     self._runs[event.trace_id] = summary
                 self._conn.execute(UPSERT_RUN, [getattr(summary, name) for name in RUN_FIELDS])
 
+    def holds(self, trace_id: str) -> bool:
+        """Whether the database has a run under ``trace_id`` (a new run draws another id)."""
+        with self._lock:
+            try:
+                row = self._conn.execute("SELECT 1 FROM runs WHERE trace_id = ?", (trace_id,)).fetchone()
+            except sqlite3.Error as exc:
+                raise sqlite_error(WHAT, self.path, exc) from None
+        return row is not None
+
     def close(self) -> None:
         with self._lock:
             self._conn.close()
