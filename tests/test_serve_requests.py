@@ -5,6 +5,8 @@ unhandled in the server's log."""
 from __future__ import annotations
 
 import json
+import socket
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -259,3 +261,16 @@ def test_a_run_that_breaks_on_the_server_is_a_json_500_and_its_traceback_is_logg
     )
     assert logged.count("RuntimeError: the model broke") == 3
     assert "Exception in ASGI application" not in logged
+
+
+def test_an_idle_connection_stays_open_longer_than_clients_keep_theirs(
+    server: tuple[httpx.Client, Path],
+) -> None:
+    client, _ = server
+    port = int(str(client.base_url).rstrip("/").rsplit(":", 1)[1])
+    request = b"GET /runs/trc_x HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer alpha\r\n\r\n"
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
+        for wait in (6, 0):  # the second request after uvicorn's own idle limit (5 s) has passed
+            conn.sendall(request)
+            assert conn.recv(65536).startswith(b"HTTP/1.1 404 ")
+            time.sleep(wait)
