@@ -281,7 +281,41 @@ def test_a_dropped_postgres_connection_is_a_clear_error_and_the_runs_are_kept(
         admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
     with pytest.raises(StoreError) as caught:
         Loop(ScriptedModel(["lost"]), store=store).run_sync("again")
-    assert str(caught.value).startswith(f"run store {postgres_address}: the database failed (")
-    assert str(caught.value).endswith("); check the server and the network, then try again (what was recorded is kept)")  # fmt: skip
+    assert str(caught.value) == (
+        f"run store {postgres_address}: the server ended the connection (it is stopping, or an administrator "
+        "ended it) (terminating connection due to administrator command); check the server and the network, "
+        "then try again (what was recorded is kept)"
+    )
     with open_store(postgres_address) as again:  # type: ignore[attr-defined]
         assert [(r.run_id, r.status) for r in again.runs()] == [(done.trace_id, "success")]
+
+
+def test_a_read_only_postgres_database_and_a_user_without_rights_are_named_with_what_to_do(
+    postgres_address: str, postgres: Any
+) -> None:
+    import psycopg
+
+    with open_store(postgres_address) as store:  # type: ignore[attr-defined]
+        done = Loop(ScriptedModel(["kept"]), store=store).run_sync("hello")
+    name = postgres_address.rsplit("/", 1)[1]
+    with psycopg.connect(postgres.dsn, autocommit=True) as admin:
+        admin.execute("DROP ROLE IF EXISTS reader")
+        admin.execute("CREATE ROLE reader LOGIN")
+    reader = postgres_address.replace("postgres@", "reader@")
+    with pytest.raises(StoreError) as caught:
+        open_store(reader)
+    assert str(caught.value) == (
+        f"run store {reader}: the user may not make or change the minloop_ tables (permission denied for "
+        "schema public); grant it those rights (or make the tables as the database's owner), or give another user"
+    )
+    with psycopg.connect(postgres.dsn, autocommit=True) as admin:
+        admin.execute(f"ALTER DATABASE {name} SET default_transaction_read_only = on")
+    with pytest.raises(StoreError) as caught:
+        open_store(postgres_address)
+    assert str(caught.value) == (
+        f"run store {postgres_address}: the server takes no writes (read-only) (cannot execute CREATE TABLE in a "
+        "read-only transaction); give the address of a server that takes writes"
+    )
+    with psycopg.connect(postgres_address, autocommit=True) as conn:
+        runs = conn.execute("SELECT run_id, status FROM minloop_runs").fetchall()
+    assert runs == [(done.trace_id, "success")]  # nothing recorded changed

@@ -23,6 +23,15 @@ __all__ = ["PostgresRunStore"]
 
 CONNECT = "check that the server runs at this address and that its user, password and database are right"
 LOST = "check the server and the network, then try again (what was recorded is kept)"
+# what the server said (the first characters of its SQLSTATE), in plain words, and what to do
+STATES = {
+    "42501": ("the user may not make or change the minloop_ tables",
+              "grant it those rights (or make the tables as the database's owner), or give another user"),
+    "25006": ("the server takes no writes (read-only)", "give the address of a server that takes writes"),
+    "53100": ("the server's disk is full", "free some space on it, then try again (what was recorded is kept)"),
+    "08": ("the connection to the server was lost", LOST),
+    "57P": ("the server ended the connection (it is stopping, or an administrator ended it)", LOST),
+}  # fmt: skip
 
 
 class PostgresRunStore(SQLRunStore):
@@ -48,12 +57,15 @@ class PostgresRunStore(SQLRunStore):
                 self._run(statement, ())
 
     def _said(self, exc: BaseException) -> str:
-        """What psycopg said, on one line, without the password."""
-        text = " ".join(str(exc).split()) or type(exc).__name__
+        """What psycopg said, its first line (not the statement it quotes), without the password."""
+        text = next((line.strip() for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
         return text.replace(self._secret, "***") if self._secret else text
 
     def _failed(self, exc: BaseException) -> StoreError:
-        return StoreError(f"run store {self.where}", f"the database failed ({self._said(exc)}); {LOST}")
+        state = str(getattr(exc, "sqlstate", None) or "")
+        problem, todo = next((words for prefix, words in STATES.items() if state.startswith(prefix)),
+                             ("the database failed", LOST))  # fmt: skip
+        return StoreError(f"run store {self.where}", f"{problem} ({self._said(exc)}); {todo}")
 
     def _run(self, sql: str, params: tuple[Any, ...]) -> Any:
         try:
