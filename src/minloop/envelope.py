@@ -32,6 +32,7 @@ ErrorCode: TypeAlias = Literal[
     "ERR_TOOL_IN_DOUBT",
     "ERR_TOOL_NOT_STORED",
     "ERR_TOOL_INPUT_REQUIRED",
+    "ERR_TOOL_UNAUTHORIZED",
 ]
 
 

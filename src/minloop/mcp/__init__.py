@@ -10,7 +10,17 @@ from __future__ import annotations
 from ..exceptions import MCPConnectionError
 from .connect import connect, parse_target
 from .content import attach
-from .convert import MCPToolError
+from .convert import MCPLoginError, MCPToolError
+from .login import client_credentials
 from .server import MCPServer
 
-__all__ = ["MCPConnectionError", "MCPServer", "MCPToolError", "attach", "connect", "parse_target"]
+__all__ = [
+    "MCPConnectionError",
+    "MCPLoginError",
+    "MCPServer",
+    "MCPToolError",
+    "attach",
+    "client_credentials",
+    "connect",
+    "parse_target",
+]

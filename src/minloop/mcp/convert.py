@@ -8,9 +8,18 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..exceptions import ToolDefinitionError
+from ..execute import ToolFailure
 from ..tools import Tool, tool_from_schema
 
-__all__ = ["MCPToolError", "block_text", "exposed_name", "needs_approval", "payload", "to_tool"]
+__all__ = [
+    "MCPLoginError",
+    "MCPToolError",
+    "block_text",
+    "exposed_name",
+    "needs_approval",
+    "payload",
+    "to_tool",
+]
 
 _BAD_CHARS = re.compile(r"[^a-zA-Z0-9_-]+")
 _LEGAL = re.compile(r"[a-zA-Z0-9_-]{1,64}")
@@ -18,6 +27,17 @@ _LEGAL = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 
 class MCPToolError(Exception):
     """The server answered a call with ``isError``; the message is the server's own text."""
+
+
+class MCPLoginError(ToolFailure):
+    """The server refused the credentials of a call (HTTP 401 or 403): the model reads
+    ``ERR_TOOL_UNAUTHORIZED``, and the run goes on."""
+
+    kept = True
+
+    def __init__(self, server: str, refused: str) -> None:
+        super().__init__("ERR_TOOL_UNAUTHORIZED", f"MCP server {server!r} refused the credentials ({refused}): "
+                         "its tools cannot be used until the login is fixed", server=server)  # fmt: skip
 
 
 def exposed_name(name: str, prefix: str | None) -> str:

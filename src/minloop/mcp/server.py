@@ -17,10 +17,10 @@ from typing import Any, TextIO, TypeVar
 from ..exceptions import MCPConnectionError, MinloopError, MissingDependencyError, ToolDefinitionError
 from ..tools import DEFAULT_TIMEOUT, Tool
 from .content import ServerContent
-from .convert import MCPToolError, payload, to_tool
+from .convert import MCPLoginError, MCPToolError, payload, to_tool
 from .fresh import Freshness, list_tools
 from .logs import Source, route_sdk_logs, serving
-from .transport import command_name, http_transport, stdio_transport
+from .transport import Refusals, command_name, http_transport, stdio_transport
 
 __all__ = ["MCPServer"]
 
@@ -99,6 +99,7 @@ class MCPServer(ServerContent):
         self._stderr: TextIO | None = None
         self._lost: str | None = None
         self._fresh = Freshness()
+        self._refusals = Refusals()  # the server refused the credentials (HTTP 401 or 403)
 
     def __repr__(self) -> str:
         return f"MCPServer({self.target!r}, name={self.name!r})"
@@ -321,6 +322,8 @@ class MCPServer(ServerContent):
                     f"tools cannot be used any more in this session{self._stderr_tail()}"
                 )
                 raise ConnectionError(self._lost) from None
+            if self._refusals.last is not None:
+                raise MCPLoginError(self.name, self._refusals.last) from None
             # the server is there and answered: its tool handler failed (a JSON-RPC error)
             raise MCPToolError(
                 f"server {self.name!r} answered the call with an error: {exc.message} (JSON-RPC error {exc.code})"
@@ -332,7 +335,7 @@ class MCPServer(ServerContent):
 
     def _transport(self) -> Any:
         if self.url:
-            return http_transport(self.url, self.headers, self.auth)
+            return http_transport(self.url, self.headers, self.auth, self._refusals)
         # closed when the connection has ended, once its last lines are in the error
         self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
         return stdio_transport(self.name, self.argv, self.env, self.cwd, self._stderr)
@@ -341,7 +344,10 @@ class MCPServer(ServerContent):
         if isinstance(exc, MCPConnectionError | ToolDefinitionError):
             return exc
         leaf = _leaf(exc)
-        if isinstance(leaf, TimeoutError):
+        if self._refusals.last is not None:
+            why = (f"it refused the credentials ({self._refusals.last}); give them with headers= or auth= "
+                   "(on the command line --mcp-header)")  # fmt: skip
+        elif isinstance(leaf, TimeoutError):
             why = f"no answer within {self.connect_timeout:g}s"
         elif getattr(leaf, "code", None) == self._types.CONNECTION_CLOSED:
             why = "it exited or closed the connection before the MCP handshake"

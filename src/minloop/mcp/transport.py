@@ -12,7 +12,7 @@ from typing import Any, TextIO
 
 from ..exceptions import MCPConnectionError
 
-__all__ = ["command_name", "http_transport", "resolve", "stdio_transport"]
+__all__ = ["Refusals", "command_name", "http_transport", "resolve", "stdio_transport"]
 
 
 def stdio_transport(
@@ -31,15 +31,36 @@ def stdio_transport(
     return stdio_client(params, errlog=errlog)
 
 
+class Refusals:
+    """Whether the server refused the credentials: set by an answer of HTTP 401 or 403 (the SDK's
+    transport reports it as a plain JSON-RPC error), cleared by a request that got through."""
+
+    def __init__(self) -> None:
+        self.last: str | None = None
+
+    async def __call__(self, response: Any) -> None:
+        if response.status_code in (401, 403):
+            said = response.headers.get("www-authenticate", "")
+            error = said.split('error="', 1)[1].split('"', 1)[0] if 'error="' in said else ""
+            self.last = f"HTTP {response.status_code} {response.reason_phrase}" + (
+                f", {error}" if error else ""
+            )
+        elif response.is_success and response.request.method == "POST":
+            self.last = None
+
+
 @asynccontextmanager
-async def http_transport(url: str, headers: Mapping[str, str], auth: Any) -> AsyncIterator[Any]:
+async def http_transport(
+    url: str, headers: Mapping[str, str], auth: Any, refusals: Refusals
+) -> AsyncIterator[Any]:
     """The SDK's streamable HTTP transport, on an HTTP client that sends ``headers`` with every
     request and lets ``auth`` (an ``httpx2.Auth``, e.g. the SDK's ``OAuthClientProvider``) sign them."""
     import httpx2
     from mcp.client.streamable_http import streamable_http_client
 
     # the SDK's own timeouts: 30 s to connect or write, 300 s to read (a server may hold a stream open)
-    client = httpx2.AsyncClient(headers=dict(headers), auth=auth, timeout=httpx2.Timeout(30, read=300))
+    client = httpx2.AsyncClient(headers=dict(headers), auth=auth, timeout=httpx2.Timeout(30, read=300),
+                                event_hooks={"response": [refusals]})  # fmt: skip
     async with AsyncExitStack() as stack:
         await stack.enter_async_context(client)
         yield await stack.enter_async_context(streamable_http_client(url, http_client=client))
