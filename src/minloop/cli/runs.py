@@ -341,10 +341,15 @@ def cancel_command(
     with one_line():
         runs = _open(store, trace_db)
         done = cancel(runs, run_id, by=who, reason=reason)
-        if done == "cancelled":
-            _trace_end(trace_db, run_id, runs.row(run_id).steps, who, reason)
     if done == "cancelled":
         out.print(f"cancelled {run_id}; it cannot be resumed", soft_wrap=True)
+        try:
+            _trace_end(trace_db, run_id, runs.row(run_id).steps, who, reason)
+        except MinloopError as exc:  # the run is cancelled all the same
+            err.print(
+                Text.assemble(("warning:", "bold yellow"), f" the trace does not say so: {exc}"),
+                soft_wrap=True,
+            )
     else:
         out.print(
             f"asked {run_id} to cancel: the process driving it stops it at its next step", soft_wrap=True
