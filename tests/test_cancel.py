@@ -186,11 +186,11 @@ def test_minloop_cancel_cancels_a_paused_run_and_says_so_in_one_line(tmp_path: P
     with SQLiteSink(traces) as sink:
         _, run_id = paused_run(SQLiteRunStore(path), [sink])
     runner = CliRunner()
-    first = runner.invoke(app, ["cancel", run_id, "--reason", "wrong order", "--by", "erin", "--store", str(path),
+    first = runner.invoke(app, ["cancel", run_id, "--reason", "订单错了", "--by", "erin", "--store", str(path),
                                 "--trace-db", str(traces)])  # fmt: skip
     assert (first.exit_code, first.output) == (0, f"cancelled {run_id}; it cannot be resumed\n")
     with TraceStore(traces) as read:
-        assert read.trace(run_id).run.error == "the run was cancelled by erin: wrong order"
+        assert read.trace(run_id).run.error == "the run was cancelled by erin: 订单错了"
     again = runner.invoke(app, ["cancel", run_id, "--store", str(path)])
     said = f"error: run {run_id}: the run has already ended (cancelled); there is nothing to cancel\n"
     assert (again.exit_code, again.output) == (2, said)

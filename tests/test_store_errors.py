@@ -105,7 +105,7 @@ def test_a_store_cut_in_half_is_refused_by_the_api_and_each_command_and_left_as_
 def test_garbage_and_another_programs_database_are_refused_untouched(tmp_path: Path) -> None:
     garbage = tmp_path / "garbage.db"
     garbage.write_bytes(os.urandom(4096))
-    foreign = tmp_path / "app.db"
+    foreign = tmp_path / "应用.db"  # another program's database, in Chinese
     with sqlite3.connect(foreign) as conn:
         conn.execute("CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT)")
         conn.execute("INSERT INTO customers (name) VALUES ('Ada')")
@@ -123,7 +123,7 @@ def test_garbage_and_another_programs_database_are_refused_untouched(tmp_path: P
         code, output = cli("runs", "--store", str(store))
         assert code == 2 and one_line(output).startswith(f"run store {store}: the file is ")
     assert {p: p.read_bytes() for p in before} == before
-    assert sorted(os.listdir(tmp_path)) == ["app.db", "garbage.db"]  # no -wal or -shm beside them
+    assert sorted(os.listdir(tmp_path)) == ["garbage.db", "应用.db"]  # no -wal or -shm beside them
 
 
 def test_the_trace_database_fails_the_same_way(damaged: tuple[Path, bytes], tmp_path: Path) -> None:
