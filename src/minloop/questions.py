@@ -196,16 +196,19 @@ def answers_for(asking: Asking, given: Any) -> dict[str, UserAnswer]:
         except ValueError as exc:
             raise ValueError(f"answers by question key ({', '.join(keys)}): {exc}") from None
     else:
-        raise ValueError(f"give an UserAnswer, True/False, or answers by question key ({', '.join(keys)}), "
+        raise ValueError(f"give a UserAnswer, True/False, or answers by question key ({', '.join(keys)}), "
                          f"not {type(given).__name__}")  # fmt: skip
     unknown, missing = sorted(set(answers) - set(keys)), [k for k in keys if k not in answers]
     if unknown or missing:
-        raise ValueError(f"the questions asked now are {', '.join(keys)}" + (f"; no question {', '.join(unknown)}" if unknown else "") + (f"; no answer to {', '.join(missing)}" if missing else ""))  # fmt: skip
+        said = [f"the questions asked now are {', '.join(keys)}"]
+        said += [f"no question {', '.join(unknown)}"] if unknown else []
+        said += [f"no answer to {', '.join(missing)}"] if missing else []
+        raise ValueError("; ".join(said))
     for q in asking.questions:
         a = answers[q.key]
         if q.kind == "form" and a.action == "accept":
             wrong = problems(q.schema or {"type": "object"}, a.content or {}, f"question {q.key!r}")
             if wrong:
-                said = "; ".join(f"{p['loc']}: {p['msg']}" for p in wrong)
-                raise ValueError(f"the answer to {q.key!r} ({q.message}) does not fit its schema: {said}")
+                where = "; ".join(f"{p['loc']}: {p['msg']}" for p in wrong)
+                raise ValueError(f"the answer to {q.key!r} ({q.message}) does not fit its schema: {where}")
     return answers

@@ -17,7 +17,8 @@ Each round appends one JSON line to LOG: ``{"tool", "round": "first" | "again", 
 echo the state this server issued byte for byte (``state_ok`` says whether it did; the state
 is made from the call's arguments, so another process of this server checks it as well). The
 state holds characters that a careless copy changes: quotes, a backslash, a newline, ``+/=``
-and Chinese.
+and Chinese. While a file ``slow`` lies beside LOG, a retried round waits a minute after it is
+logged (a test kills its client meanwhile).
 """
 
 from __future__ import annotations
@@ -103,19 +104,21 @@ async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> Any:
     round_ = 2 if state == state_for(tool, args, 2) else 1
     ok = state == state_for(tool, args, round_)
     record(tool, "again", state, ok, wire)
+    if (LOG.parent / "slow").exists():
+        await anyio.sleep(60)
     if not ok:
         raise ValueError("the request state was not echoed unchanged")
     if tool == "pay":
         action, _ = answer_of(responses, "payment")
         return text(f"paid {args['amount']}" if action == "accept" else f"not paid ({action})")
-    action, when = answer_of(responses, "budget" if round_ == 2 else "when")
+    action, given = answer_of(responses, "budget" if round_ == 2 else "when")
     if action != "accept":
         return text(f"not booked: the user chose {action}")
     if tool == "plan" and round_ == 1:
-        return asked(state_for(tool, args, 2), budget=form(f"Your budget for {when['date']}?", BUDGET))
+        return asked(state_for(tool, args, 2), budget=form(f"Your budget for {given['date']}?", BUDGET))
     if tool == "plan":
-        return text(f"planned {args['city']} for {when['euros']} euros")
-    return text(f"booked {args['city']} on {when['date']} for {when.get('seats', 1)}")
+        return text(f"planned {args['city']} for {given['euros']} euros")
+    return text(f"booked {args['city']} on {given['date']} for {given.get('seats', 1)}")
 
 
 server = Server("asking", on_list_tools=list_tools, on_call_tool=call_tool)

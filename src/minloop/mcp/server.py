@@ -20,6 +20,7 @@ from .content import ServerContent
 from .convert import MCPLoginError, MCPToolError, payload, to_tool
 from .fresh import Freshness, list_tools
 from .logs import Source, route_sdk_logs, serving
+from .questions import call_asking
 from .transport import Refusals, command_name, http_transport, stdio_transport
 
 __all__ = ["MCPServer"]
@@ -306,15 +307,13 @@ class MCPServer(ServerContent):
                     answer.set_result(value)
 
     async def _send(self, tool: str, arguments: dict[str, Any]) -> Any:
-        """One ``tools/call`` and what the model reads of its result."""
+        """One ``tools/call`` and what the model reads of its result; when the server asks the
+        user questions, ``Asked``, and the next round once they are answered (``.questions``)."""
         from mcp.shared.exceptions import MCPError
-        from pydantic import TypeAdapter
 
         types = self._types
-        request = types.CallToolRequest(params=types.CallToolRequestParams(name=tool, arguments=arguments))
-        shape: Any = TypeAdapter(types.CallToolResult | types.InputRequiredResult)
         try:
-            result = await self.client.session.send_request(request, shape)
+            result = await call_asking(self.client.session, tool, arguments, self.name, types)
         except MCPError as exc:
             if exc.code == types.CONNECTION_CLOSED:
                 self._lost = (
@@ -329,8 +328,6 @@ class MCPServer(ServerContent):
                 f"server {self.name!r} answered the call with an error: {exc.message} (JSON-RPC error {exc.code})"
             ) from None
         self._fresh.called = True
-        if isinstance(result, types.InputRequiredResult):
-            raise MCPToolError(f"server {self.name!r} asked for input, which this client does not answer")
         return payload(result, self.name)
 
     def _transport(self) -> Any:
