@@ -168,3 +168,14 @@ def _fields(t: Any) -> dict[str, Any]:
 def test_a_retry_policy_is_checked(bad: dict[str, Any], message: str) -> None:
     with pytest.raises(MinloopError, match=message):
         Retry(**bad)
+
+
+def test_retries_with_a_run_store_record_the_last_try(tmp_path: Any) -> None:
+    from minloop.runs import SQLiteRunStore
+
+    rate, calls = flaky(2, idempotent=True)
+    store = SQLiteRunStore(tmp_path / "runs.db")
+    result = Loop(one_call_then("0.92"), [rate], retry=QUICK, store=store).run_sync("EUR?")
+    assert calls == [1, 2, 3] and result.status == "success"
+    assert result.steps[0].results[0].error is None
+    store.close()
