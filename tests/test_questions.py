@@ -171,3 +171,24 @@ def test_declining_and_cancelling_are_answers_the_server_gets(store_address: str
     action = "cancel" if given == UserAnswer("cancel") else "decline"
     assert masked(done.messages, done.trace_id) == transcript(content(result=f"not planned: {action}"))
     assert rounds == [(None, {}), (STATE, {"when": {"action": action, "content": None}})]
+
+
+def test_the_trace_says_what_was_answered_and_a_bare_approval_accepts(store_address: str) -> None:
+    from minloop import RecordingSink
+    from minloop.runs.decisions import said
+    from minloop.trace.sqlite import decision_text
+
+    store, sink = open_store(store_address), RecordingSink()
+    loop = Loop(script(), [plan], store=store, sinks=[sink])
+    paused = loop.run_sync("Plan Paris")
+    again = loop.resume_sync(paused.trace_id, {"c1": UserAnswer(content={"date": "2026-12-24"})}, by="ada")
+    [first] = next(e for e in sink.events if e.kind == "run_resumed").data["decisions"]
+    assert decision_text(first) == "plan (c1) answered (when: accept) by ada"
+    [record] = [c for c in store.load(paused.trace_id).calls if c.call_id == "c1"]
+    assert record.verdict is None and record.phase == "pending"  # asked again: the budget
+
+    store.decide(again.trace_id, {"c1": Verdict(True, by="bob")})  # as `minloop approve` records it
+    Loop(ScriptedModel(["Done."]), [plan], store=store).resume_sync(again.trace_id)
+    assert rounds[-1] == ("round 2", {"budget": {"action": "accept", "content": None}})
+    decided = Verdict(True, by="bob", answers={"when": UserAnswer("decline")})
+    assert said(decided) == "answered (when: decline) by bob"

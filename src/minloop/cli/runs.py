@@ -201,7 +201,7 @@ def approve_command(
         verdicts = verdicts_of(dict.fromkeys(calls, verdict), by or getpass.getuser())
         _open(store, trace_db).decide(run_id, verdicts)
     word, tail = {"approve": ("approved", ""), "deny": ("denied", ""), "edit": ("approved", " with the arguments given"),
-                  "respond": ("answered", " in the tool's place")}[verdict.kind]  # fmt: skip
+                  "respond": ("answered", " in the tool's place"), "answer": ("answered", "")}[verdict.kind]  # fmt: skip
     out.print(
         f"{word} {', '.join(calls)} of {run_id}{tail}; go on with: minloop resume {run_id}", soft_wrap=True
     )

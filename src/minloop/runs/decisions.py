@@ -108,6 +108,11 @@ def _not_waiting(call_id: str, calls: Sequence[CallRecord], waiting: list[str]) 
     return f"no call {call_id} is waiting for a decision (waiting: {', '.join(waiting) or 'none'})"
 
 
+def _actions(verdict: Verdict) -> str:
+    """``when: accept, seats: decline``: what was said to each of a server's questions."""
+    return ", ".join(f"{k}: {a.action}" for k, a in (verdict.answers or {}).items())
+
+
 def said(verdict: Verdict) -> str:
     """How a decision reads: ``"approved by ada at 2026-12-05 15:40:12 UTC"``, and the like."""
     how = {
@@ -115,6 +120,7 @@ def said(verdict: Verdict) -> str:
         "deny": "denied",
         "edit": f"approved with the arguments {json.dumps(verdict.arguments, ensure_ascii=False)}",
         "respond": "answered in the tool's place",
+        "answer": f"answered ({_actions(verdict)})",
     }[verdict.kind]
     who = f" by {verdict.by}" if verdict.by else ""
     when = "" if verdict.at is None else time.strftime(" at %Y-%m-%d %H:%M:%S UTC", time.gmtime(verdict.at))

@@ -42,7 +42,7 @@ from ..layer import CallModel, Execute, Layer, StopRun
 from ..layers.approval import DENIED, Approver, ask
 from ..messages import ToolCall
 from ..models.base import ModelRequest, ModelResponse, Usage
-from ..questions import MAX_ROUNDS, Answered, Answerer, Asked, Asking, answering, ask_all
+from ..questions import MAX_ROUNDS, Answered, Answerer, Asked, Asking, UserAnswer, answering, ask_all
 from ..result import RunResult, Step
 from ..state import Continue, Outcome, Prompt, Reply, RunState, Stop
 from ..tools import Tool
@@ -334,8 +334,13 @@ class Durable(Layer):
 
 
 def _answered(asking: Asking, verdict: Verdict | None) -> Answered:
-    """The next round of a call whose server asked: the recorded answers and state."""
-    answers = {} if verdict is None else dict(verdict.answers or {})
+    """The next round of a call whose server asked: the recorded answers and state. A decision
+    without answers (``minloop approve`` on such a call) accepts or declines every question."""
+    if verdict is not None and verdict.answers is not None:
+        answers = dict(verdict.answers)
+    else:
+        said = UserAnswer("accept" if verdict is None or verdict.approve else "decline")
+        answers = {q.key: said for q in asking.questions}
     return Answered(asking.state, answers, asking.round + 1)
 
 

@@ -79,7 +79,9 @@ class Verdict:
         return cls(False, None, by, result=result, digest=digest)
 
     @property
-    def kind(self) -> Literal["approve", "edit", "deny", "respond"]:
+    def kind(self) -> Literal["approve", "edit", "deny", "respond", "answer"]:
+        if self.answers is not None:
+            return "answer"
         if self.result is not None:
             return "respond"
         if not self.approve:

@@ -381,7 +381,9 @@ class TraceStore:
 
 def decision_text(d: Mapping[str, Any]) -> str:
     """One decision of ``Trace.resumed`` in words: ``"transfer (c1) approved by ada: ok"``."""
-    if d.get("result") is not None:
+    if d.get("answers") is not None:
+        how = "answered (" + ", ".join(f"{k}: {a.get('action')}" for k, a in d["answers"].items()) + ")"
+    elif d.get("result") is not None:
         how = f"answered in the tool's place ({json.dumps(d['result'], ensure_ascii=False)})"
     elif d.get("arguments") is not None:
         how = f"approved with the arguments {json.dumps(d['arguments'], ensure_ascii=False)} (asked: {d.get('asked')})"
