@@ -5,7 +5,7 @@
 
 Runs every request of ``faithful_set.py`` (64, half Chinese) through ``Loop`` with the CLI's
 built-in tools over a small fixture folder, once with ``LocalModel()`` (the evidence check and
-value resolution on) and once with ``LocalModel(faithful=False)``, one after the other per
+value resolution on) and once with ``LocalModel(layers=small_model_layers(without=["evidence"]))``, one after the other per
 request (the order alternates; one untimed request first fills the KV cache). ``--arms
 en-notes`` adds, on the Chinese requests, the policy with its notes to the model in English;
 ``--arms uncut`` the policy with an equal evidence check named in ``Controls``, so the model
@@ -44,7 +44,7 @@ from minloop.builtins import default_tools
 from minloop.builtins.calculator import evaluate
 from minloop.language import numbers_in
 from minloop.models.local import LocalModel
-from minloop.models.local.evidence import EvidenceCheck
+from minloop.small import EvidenceCheck, small_model_layers
 
 DECLINE = re.compile(
     r"can't|cannot|can not|unable|don't have|do not have|not able|no (?:tool|access|way|information|data)|"
@@ -164,11 +164,12 @@ def measure(out: Path, start: int, stop: int, arms: list[str]) -> None:
     root = Path(tempfile.mkdtemp(prefix="faithful-"))
     for name, text in FILES.items():
         (root / name).write_text(text, encoding="utf-8")
-    english_notes = LocalModel()
-    english_notes.answer_check = EvidenceCheck(note_language="en", resend_unused=False)
+    english = EvidenceCheck(note_language="en", resend_unused=False)
+    layers = [english if isinstance(layer, EvidenceCheck) else layer for layer in small_model_layers()]
+    english_notes = LocalModel(layers=layers)
     models = {
         "on": LocalModel(),
-        "off": LocalModel(faithful=False),
+        "off": LocalModel(layers=small_model_layers(without=["evidence"])),
         "en-notes": english_notes,
         "uncut": LocalModel(),
     }

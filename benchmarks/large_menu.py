@@ -6,8 +6,8 @@
 Runs every request of ``faithful_set.py`` (64, half Chinese) through ``Loop`` with the built-in
 tools over the fixture folder plus the tools of ``--mcp`` servers (default: ``mcp-server-time``
 and ``mcp-server-git``, 19 tools in all, ~2,200 tokens of definitions), once with the menu
-narrowed to the tools that match the request (``LocalModel(select_above=0)``) and once whole
-(``select_above=None``), one after the other per request (the order alternates). The same menu
+narrowed to the tools that match the request (``ToolMenu(above=0)`` among the small-model layers) and once whole
+(``ToolMenu(above=None)``), one after the other per request (the order alternates). The same menu
 serves every request, as it does for an agent: the whole menu's prefix is evaluated by the first,
 untimed request and kept (the time it took is printed), a narrowed menu differs from request to
 request. Judged as ``faithful.py`` judges: the expected call made with the expected value (the
@@ -35,7 +35,8 @@ from minloop import Loop, RunResult
 from minloop.builtins import default_tools
 from minloop.mcp import connect
 from minloop.models.local import LocalModel
-from minloop.models.local.select import menu_tokens
+from minloop.small import ToolMenu, small_model_layers
+from minloop.small.ranking import menu_tokens
 from minloop.tools import tool_specs
 
 SERVERS = ["python -m mcp_server_time", "python -m mcp_server_git"]
@@ -45,7 +46,10 @@ async def measure(out: Path, servers: list[str], start: int, stop: int) -> None:
     root = Path(tempfile.mkdtemp(prefix="large-menu-"))
     for name, text in FILES.items():
         (root / name).write_text(text, encoding="utf-8")
-    models = {"selection": LocalModel(select_above=0), "whole": LocalModel(select_above=None)}
+    menu = lambda above: [
+        ToolMenu(above) if isinstance(layer, ToolMenu) else layer for layer in small_model_layers()
+    ]
+    models = {"selection": LocalModel(layers=menu(0)), "whole": LocalModel(layers=menu(None))}
     async with connect(*servers) as extra:
         tools = [*default_tools(root), *extra]
         print(f"{len(tools)} tools, ~{menu_tokens(tool_specs(tools))} tokens of definitions", flush=True)

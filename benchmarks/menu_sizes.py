@@ -37,7 +37,8 @@ from typing import Any
 from minloop.evals.bfcl import Item, decode, load_checker, load_items, names_of, score, tool_spec
 from minloop.messages import ToolCall, tool_calls_of
 from minloop.models.base import ModelRequest
-from minloop.models.local import SELECT_ABOVE, LocalModel
+from minloop.models.local import LocalModel
+from minloop.small.ranking import SELECT_ABOVE, SELECT_TOKENS, narrowed
 
 CATEGORIES = {"simple_python": 2, "multiple": 2, "irrelevance": 1}  # sampling weights
 POOL = ("simple_python", "multiple", "parallel", "parallel_multiple", "irrelevance")
@@ -85,13 +86,30 @@ def menu(item: Item, size: int, pool: list[dict[str, Any]]) -> list[dict[str, An
     return functions
 
 
+class Narrowed:
+    """The embedded model shown the tools the menu layer would show (``ranking.narrowed`` with
+    its ``above``), called directly: one decision, no loop."""
+
+    def __init__(self, model: LocalModel, above: int | None = SELECT_ABOVE) -> None:
+        self.model, self.above = model, above
+
+    def narrowed(self, request: ModelRequest) -> ModelRequest:
+        return narrowed(request, self.above, SELECT_TOKENS)
+
+    async def call(self, request: ModelRequest) -> Any:
+        return await self.model.call(self.narrowed(request))
+
+    def load(self) -> None:
+        self.model.load()
+
+
 async def decide(
-    model: LocalModel, item: Item, functions: list[dict[str, Any]], check: Any, row: Row
+    model: Narrowed, item: Item, functions: list[dict[str, Any]], check: Any, row: Row
 ) -> dict[str, Any]:
     specs = [tool_spec(f) for f in functions]
     started = time.perf_counter()
     # as a loop asks: with the answer check it will apply (an invented answer stops early)
-    response = await model.call(ModelRequest(item.messages, specs, "auto", None, model.answer_check))
+    response = await model.call(ModelRequest(item.messages, specs, "auto"))
     seconds = time.perf_counter() - started
     row.seconds += seconds
     calls = [ToolCall.from_wire(c) for c in tool_calls_of(response.message) if isinstance(c, dict)]
@@ -131,13 +149,13 @@ def main() -> None:
     items = sample(args.items)
     pool = distinct(f for category in POOL for item in load_items(category) for f in item.functions)
     check = load_checker()
-    selected = LocalModel(select_above=0, prefix_cache=False)
-    whole = LocalModel(select_above=None, prefix_cache=False)
-    wide = LocalModel(select_above=None, prefix_cache=False, n_ctx=8192)
-    default = LocalModel(prefix_cache=False)  # narrows above 32 tools or ~600 tokens of definitions
-    spaced = LocalModel(select_above=0, prefix_cache=False, compact_json=None)
+    selected = Narrowed(LocalModel(prefix_cache=False), 0)
+    whole = Narrowed(LocalModel(prefix_cache=False), None)
+    wide = Narrowed(LocalModel(prefix_cache=False, n_ctx=8192), None)
+    default = Narrowed(LocalModel(prefix_cache=False))  # narrows above 32 tools or ~600 tokens of definitions
+    spaced = Narrowed(LocalModel(prefix_cache=False, compact_json=None), 0)
     selected.load()
-    configs: list[tuple[str, LocalModel, int | None, int]] = [("own functions only", whole, None, len(items))]
+    configs: list[tuple[str, Narrowed, int | None, int]] = [("own functions only", whole, None, len(items))]
     sizes = [int(s) for s in args.sizes.split(",")]
     for size in sizes:
         configs.append((f"{size} tools, selection", selected, size, len(items)))

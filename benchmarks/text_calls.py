@@ -38,8 +38,8 @@ from text_calls_set import NOT_CALLS
 
 from minloop import Controls, Loop, tool
 from minloop.models.local.decoding import READ_CONTROL
-from minloop.models.local.evidence import EvidenceCheck
 from minloop.models.openai import OpenAIModel
+from minloop.small.evidence import EvidenceCheck
 from minloop.textcalls import read_calls, written_call
 
 SERVER = Path(__file__).resolve().parents[1] / "tests" / "servers" / "llama_http.py"

@@ -38,6 +38,7 @@ import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -46,27 +47,39 @@ import other_tools
 import other_tools_set
 import user_tools
 import user_tools_set
-from earlier_policy import RoundThree
 from judge import _LABEL, DECLINE, has_fact, judge
 from user_tools_set import GROUPS, Item
 
-from minloop import Loop, Model, RunResult
+from minloop import Loop, Model, ModelRequest, RunResult
 from minloop.decision import Replacement
+from minloop.layer import CallModel, Layer
 from minloop.models.local import LocalModel
-from minloop.models.local.cascade import Cascade
+from minloop.small import EvidenceCheck
+from minloop.state import Prompt, Reply, RunState
 
 
-class Recording:
-    """An answer check that remembers whether it replaced the model's answer."""
+class Recording(Layer):
+    """The evidence check's layer, remembering whether its check replaced the model's answer."""
 
-    def __init__(self, check: Callable[[str, Sequence[Any]], Any]) -> None:
-        self.check = check
+    def __init__(self, inner: EvidenceCheck) -> None:
+        self.inner = inner
         self.replaced = False
 
-    def __call__(self, text: str, messages: Sequence[Any]) -> Any:
-        verdict = self.check(text, messages)
-        self.replaced = self.replaced or isinstance(verdict, Replacement)
-        return verdict
+    async def before_model(self, run: RunState, prompt: Prompt) -> Prompt:
+        prompt = await self.inner.before_model(run, prompt)
+        own = prompt.answer_check
+        if own is None:
+            return prompt
+
+        def recorded(text: str, messages: Sequence[Any]) -> Any:
+            verdict = own(text, messages)
+            self.replaced = self.replaced or isinstance(verdict, Replacement)
+            return verdict
+
+        return replace(prompt, answer_check=recorded)
+
+    async def wrap_model(self, run: RunState, request: ModelRequest, call: CallModel) -> Reply:
+        return await self.inner.wrap_model(run, request, call)
 
 
 THREADS: list[int | None] = [None]  # --threads: the runtime's threads (None: every core)
@@ -79,12 +92,10 @@ def candidates() -> dict[str, Callable[[], Model]]:
     """The policies compared, by name (each built once, on first use)."""
     threads = THREADS[0]
     return {
-        "0.5b-before": lambda: LocalModel(SMALL, guide=False, threads=threads),
-        "0.5b-round-3": lambda: RoundThree(SMALL, threads=threads),
+        "0.5b-plain": lambda: LocalModel(SMALL, threads=threads).plain(),
         "0.5b": lambda: LocalModel(SMALL, threads=threads),
-        "1.5b-before": lambda: LocalModel("qwen2.5-coder-1.5b", guide=False, threads=threads),
+        "1.5b-plain": lambda: LocalModel("qwen2.5-coder-1.5b", threads=threads).plain(),
         "1.5b": lambda: LocalModel("qwen2.5-coder-1.5b", threads=threads),
-        "cascade": lambda: Cascade(threads=threads),
     }
 
 
@@ -97,21 +108,22 @@ SETS: dict[str, tuple[list[Any], list[Item]]] = {
 def run_one(
     model: Model, request: str, tools: Sequence[Any] = user_tools.TOOLS
 ) -> tuple[RunResult, float, bool]:
-    check = getattr(model, "answer_check", None)
-    if isinstance(check, Recording):
+    check = next((layer for layer in getattr(model, "layers", ()) if isinstance(layer, Recording)), None)
+    if check is not None:
         check.replaced = False
     started = time.perf_counter()
     result = Loop(model, list(tools), max_steps=6).run_sync(request)
-    replaced = isinstance(check, Recording) and check.replaced
+    replaced = check is not None and check.replaced
     return result, time.perf_counter() - started, replaced
 
 
 def build(name: str, made: dict[str, Model]) -> Model:
     if name not in made:
         model = candidates()[name]()
-        check = getattr(model, "answer_check", None)
-        if check is not None:
-            model.answer_check = Recording(check)  # type: ignore[attr-defined]
+        if getattr(model, "layers", ()):  # the evidence check, recording whether it replaced an answer
+            model.layers = tuple(  # type: ignore[attr-defined]
+                Recording(layer) if isinstance(layer, EvidenceCheck) else layer for layer in model.layers
+            )
         run_one(model, "What's the weather in Madrid?")  # untimed: loads the weights, fills the caches
         made[name] = model
     return made[name]

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 
-from minloop import Controls, Loop, ModelRequest, tool
+from minloop import Controls, Loop, tool
 from minloop.builtins import calculator
 from minloop.decision import Replacement
-from minloop.models.local.evidence import AnswerWatch, EvidenceCheck, declines, evidence_of, unsupported
+from minloop.small.evidence import AnswerWatch, EvidenceCheck, declines, unsupported
+from minloop.small.values import Evidence
 from minloop.testing import ScriptedModel, call, reply
 
 from .conftest import TID, content, conversation, masked
@@ -44,7 +45,7 @@ ASKED = [
 
 
 def test_facts_are_found_in_the_user_or_tool_messages() -> None:
-    seen = evidence_of(ASKED)
+    seen = Evidence.of(ASKED)
     assert unsupported("东京现在是2026年12月1日下午3点04分，星期二。", seen) == []  # 3 pm is 15:04
     assert unsupported("现在是下午三点零四分。", seen) == []
     assert unsupported("The time in Tokyo is 15:04 on Tuesday, December 1, 2026.", seen) == []
@@ -56,7 +57,7 @@ def test_facts_are_found_in_the_user_or_tool_messages() -> None:
 
 def test_a_time_is_matched_as_a_time_and_a_quantity_not_by_a_clock_reading() -> None:
     at = {"time": "05:02", "datetime": "2026-12-01T05:02:23+09:00", "utc_offset": "+0900"}
-    seen = evidence_of(
+    seen = Evidence.of(
         [{"role": "user", "content": "现在东京几点了？"}, {"role": "tool", "content": json.dumps(at)}]
     )
     assert unsupported("东京现在是05:02。", seen) == []
@@ -67,14 +68,14 @@ def test_a_time_is_matched_as_a_time_and_a_quantity_not_by_a_clock_reading() -> 
     assert unsupported("东京现在是25时58分。", seen) == ["25时58分"]
     assert unsupported("东京现在是 9:00。", seen) == ["9:00"]  # the UTC offset is no reading
     assert unsupported("气温23度，湿度2%。", seen) == ["23", "2%"]  # a second and a minute are no quantities
-    evening = evidence_of([{"role": "tool", "content": '{"time": "20:03"}'}])
+    evening = Evidence.of([{"role": "tool", "content": '{"time": "20:03"}'}])
     assert unsupported("It is 20°C and sunny.", evening) == ["20°C"]
     assert unsupported("It is 8 pm.", evening) == [] and unsupported("现在是晚上8点。", evening) == []
     assert unsupported("等一点时间。", evening) == []  # "一点" is "a little" as often as one o'clock
 
 
 def test_numbers_are_matched_rounded_and_in_chinese() -> None:
-    seen = evidence_of(
+    seen = Evidence.of(
         [{"role": "user", "content": "1234 乘以 5678"}, {"role": "tool", "content": '{"result": 7006652}'}]
     )
     assert unsupported("1234 × 5678 = 7,006,652", seen) == []
@@ -167,55 +168,48 @@ def test_a_second_unsupported_answer_ends_with_a_plain_decline() -> None:
     ]
 
 
-def test_the_loop_uses_the_models_own_check_unless_controls_name_one() -> None:
+def test_the_loop_installs_the_layers_a_model_brings_unless_controls_name_a_check() -> None:
     model = ScriptedModel(["It is 22 C in Beijing.", "I have no weather tool, so I cannot tell."])
-    model.answer_check = EvidenceCheck()  # type: ignore[attr-defined]  # as LocalModel holds it
+    model.layers = (EvidenceCheck(),)  # type: ignore[attr-defined]  # as LocalModel brings it
     with model:
         result = Loop(model, [current_time]).run_sync("What's the weather in Beijing?")
     assert [s.decision for s in result.steps] == ["unfinished", "answer"]
     assert result.output == "I have no weather tool, so I cannot tell."
     model = ScriptedModel(["It is 22 C in Beijing."])
-    model.answer_check = EvidenceCheck()  # type: ignore[attr-defined]
+    model.layers = (EvidenceCheck(),)  # type: ignore[attr-defined]
     with model:
         result = Loop(
             model, [current_time], controls=Controls(answer_check=lambda text, messages: None)
         ).run_sync("What's the weather in Beijing?")
     assert result.output == "It is 22 C in Beijing."
-
-
-def test_the_embedded_model_is_told_in_the_users_language_to_state_only_given_facts() -> None:
-    from minloop.models.local import LocalModel
-    from minloop.models.local.evidence import HONESTY
-
-    request = ModelRequest([{"role": "user", "content": "北京今天天气怎么样？"}], [current_time.spec()])
-    system = LocalModel(honest=True).body(request)["messages"][0]
-    assert system["role"] == "system" and system["content"].startswith(HONESTY["zh"] + "\n")
-    english = ModelRequest([{"role": "user", "content": "Weather in Beijing?"}], [current_time.spec()])
-    assert LocalModel(honest=True).body(english)["messages"][0]["content"].startswith(HONESTY["en"] + "\n")
-    assert HONESTY["en"] not in LocalModel().body(english)["messages"][0]["content"]  # off by default
+    model = ScriptedModel(["It is 22 C in Beijing.", "It is 23 C.", "It is 24 C."])
+    model.layers = (EvidenceCheck(),)  # type: ignore[attr-defined]
+    with model:  # the caller's own layer of the same class takes the model's place
+        result = Loop(model, [current_time], layers=[EvidenceCheck(retries=2)]).run_sync("Beijing weather?")
+    assert [s.decision for s in result.steps] == ["unfinished", "unfinished", "answer"]
+    assert result.output.startswith("I can't answer that reliably")
 
 
 def test_the_checks_note_is_recognised_and_nothing_else() -> None:
-    from minloop.models.local.evidence import is_note
+    from minloop.small.evidence import is_note
 
     note = EvidenceCheck()("东京现在13时。", ASKED)
-    assert isinstance(note, str) and is_note({"role": "system", "content": note})
+    assert isinstance(note, str) and is_note(note)
     english = EvidenceCheck()("It is 13:00.", [{"role": "user", "content": "Time?"}])
-    assert isinstance(english, str) and is_note({"role": "system", "content": english})
-    assert not is_note({"role": "user", "content": note}) and not is_note(
-        {"role": "system", "content": "Be brief."}
-    )
+    assert isinstance(english, str) and is_note(english)
+    assert not is_note("Be brief.")
 
 
 def test_an_answer_that_uses_none_of_the_tool_results_is_sent_back() -> None:
-    from minloop.models.local.evidence import UNUSED, draws_on_tools
+    from minloop.small.evidence import UNUSED, draws_on_tools
 
     rain = [{"role": "user", "content": "Will it rain in Shanghai tomorrow?"}, *ASKED[1:]]
     assert draws_on_tools("Yes, it will rain in Shanghai tomorrow.", rain) is False
     assert EvidenceCheck()("Yes, it will rain in Shanghai tomorrow.", rain) == UNUSED["en"]
+    # a Chinese answer to results with no Chinese in them: the words cannot be compared
     assert (
         EvidenceCheck()("上海明天会下雨。", [{"role": "user", "content": "上海明天会下雨吗？"}, *ASKED[1:]])
-        == (UNUSED["zh"])
+        is None
     )
     assert draws_on_tools("东京今天星期二。", ASKED) is True  # Tuesday, in the tool's words
     assert draws_on_tools("It is Tuesday in Tokyo.", ASKED) is True
@@ -258,7 +252,7 @@ def test_without_resending_an_answer_that_uses_no_tool_result_is_declined_at_onc
     from minloop.models.local import LocalModel
 
     check = EvidenceCheck(resend_unused=False)
-    assert LocalModel().answer_check == check and LocalModel(faithful=False).answer_check is None
+    assert check in LocalModel().layers and check not in LocalModel().plain().layers
     rain = [{"role": "user", "content": "Will it rain in Shanghai tomorrow?"}, *ASKED[1:]]
     decline = Replacement(f"I can't answer that reliably from what the tools returned: {TOKYO_SAID['en']}.")
     assert check("Yes, it will rain in Shanghai tomorrow.", rain) == decline
@@ -288,14 +282,15 @@ def test_the_trace_id_in_a_tool_result_is_no_evidence() -> None:
             "content": '{"datetime": "2026-11-30T09:15:00+08:00", "trace_id": "trc_261130222233_a22b22"}',
         },
     ]
-    assert unsupported("It is sunny and 22 C.", evidence_of(messages)) == ["22 C"]
-    assert unsupported("It is 09:15.", evidence_of(messages)) == []
+    assert unsupported("It is sunny and 22 C.", Evidence.of(messages)) == ["22 C"]
+    assert unsupported("It is 09:15.", Evidence.of(messages)) == []
 
 
 def watched(pieces: list[str], messages: list[dict]) -> tuple[int | None, AnswerWatch]:
-    """Feed the pieces to a watch: the index of the piece that stopped it (None: never), the watch."""
+    """Feed the growing text to a watch: the index of the piece that stopped it (None: never), the watch."""
     watch = AnswerWatch(messages)
-    stopped = next((i for i, piece in enumerate(pieces) if watch(piece)), None)
+    texts = ["".join(pieces[: i + 1]) for i in range(len(pieces))]
+    stopped = next((i for i, text in enumerate(texts) if watch(text)), None)
     return stopped, watch
 
 
@@ -310,9 +305,10 @@ def test_the_watch_stops_an_answer_at_the_end_of_its_first_unsupported_sentence(
         " fun.",
     ]
     stopped, watch = watched(pieces, asked)
-    assert (stopped, watch.tripped) == (4, True)  # once "4-2 against Croatia. " is whole, not at "4"
+    assert stopped == 4  # once "4-2 against Croatia. " is whole, not at "4"
     assert (
-        watch.text[: watch.read] == "France won the 2018 World Cup. The final score was 4-2 against Croatia. "
+        "".join(pieces)[: watch.read]
+        == "France won the 2018 World Cup. The final score was 4-2 against Croatia. "
     )
     # a number split over pieces is read whole; a list marker is no fact; Chinese sentences end at 。
     assert watched(["It is 9.", "5 km. ", "Bye."], [{"role": "user", "content": "9.5 km?"}])[0] is None
@@ -324,7 +320,7 @@ def test_the_watch_stops_an_answer_at_the_end_of_its_first_unsupported_sentence(
         == 1
     )
     stopped, watch = watched(["It is 9.", "5 km"], asked)
-    assert (stopped, watch.read, watch.tripped) == (None, 0, False)  # an unfinished sentence is not read
+    assert (stopped, watch.read) == (None, 0)  # an unfinished sentence is not read
 
 
 NOON = [
@@ -339,7 +335,7 @@ NOON = [
 
 
 def test_a_typed_answer_is_read_value_by_value_and_a_bare_hour_only_under_a_time_key() -> None:
-    seen = evidence_of(NOON)
+    seen = Evidence.of(NOON)
     assert unsupported('{"city": "Paris", "temperature_c": 12.0}', seen) == ["12.0"]
     assert unsupported('{"city": "Paris", "conditions": [{"high": 12}]}', seen) == ["12"]
     assert unsupported('{"city": "Paris", "hour": 12, "time": "12:00"}', seen) == []
@@ -352,7 +348,7 @@ def test_a_typed_answer_is_read_value_by_value_and_a_bare_hour_only_under_a_time
 
 
 def test_an_answer_giving_back_what_the_user_stated_is_not_unused_after_a_pointless_call() -> None:
-    from minloop.models.local.evidence import UNUSED, restates_user
+    from minloop.small.evidence import UNUSED, restates_user
 
     stated = [{"role": "user", "content": "Paris is 21.5 C today. Give it as a record."}, *NOON[1:]]
     check = EvidenceCheck(resend_unused=False)
@@ -370,7 +366,7 @@ def test_an_answer_giving_back_what_the_user_stated_is_not_unused_after_a_pointl
 
 
 def test_the_plain_statement_quotes_what_the_tools_returned_since_the_user_spoke() -> None:
-    from minloop.models.local.notes import DECLINES, QUOTED_CHARS, plain_statement
+    from minloop.small.notes import DECLINES, QUOTED_CHARS, plain_statement
 
     asked = [
         {"role": "user", "content": "1+1?"},
@@ -399,25 +395,25 @@ def test_the_plain_statement_quotes_what_the_tools_returned_since_the_user_spoke
 
 def test_an_address_is_found_only_as_written() -> None:
     asked = [{"role": "user", "content": "Ada Lovelace 的邮箱地址是什么？"}]
-    assert unsupported("Ada Lovelace 的邮箱地址是 Ada.Lovelace@ada.com。", evidence_of(asked)) == [
+    assert unsupported("Ada Lovelace 的邮箱地址是 Ada.Lovelace@ada.com。", Evidence.of(asked)) == [
         "Ada.Lovelace@ada.com"
     ]
     found = [*asked, {"role": "tool", "content": '{"email": "ada.lovelace@example.com"}'}]
-    assert unsupported("Ada Lovelace 的邮箱地址是Ada.Lovelace@example.com。", evidence_of(found)) == []
-    assert unsupported("See https://example.com/docs for more.", evidence_of(asked)) == [
+    assert unsupported("Ada Lovelace 的邮箱地址是Ada.Lovelace@example.com。", Evidence.of(found)) == []
+    assert unsupported("See https://example.com/docs for more.", Evidence.of(asked)) == [
         "https://example.com/docs"
     ]
 
 
 def test_one_written_with_decimals_is_a_fact() -> None:
     asked = [{"role": "user", "content": "What is the exchange rate from US dollars to yuan today?"}]
-    assert unsupported("1.0", evidence_of(asked)) == ["1.0"]  # a rate nobody gave
-    assert unsupported("One dollar is 0.0 yuan.", evidence_of(asked)) == ["0.0"]
-    assert unsupported("I found 1 result and 0 errors.", evidence_of(asked)) == []  # "one", "none"
+    assert unsupported("1.0", Evidence.of(asked)) == ["1.0"]  # a rate nobody gave
+    assert unsupported("One dollar is 0.0 yuan.", Evidence.of(asked)) == ["0.0"]
+    assert unsupported("I found 1 result and 0 errors.", Evidence.of(asked)) == []  # "one", "none"
 
 
 def test_a_yes_or_no_the_results_bear_out_draws_on_them() -> None:
-    from minloop.models.local.notes import UNUSED
+    from minloop.small.notes import UNUSED
 
     def weather(city: str, condition: str) -> list[dict[str, object]]:
         fn = {"name": "get_weather", "arguments": json.dumps({"city": city})}

@@ -70,18 +70,21 @@ def test_an_invented_answer_is_stopped_at_its_first_unsupported_sentence() -> No
 
     from minloop import ModelRequest
     from minloop.builtins import default_tools
+    from minloop.models.base import WhileDecoding
     from minloop.models.local import LocalModel
-    from minloop.models.local.evidence import evidence_of, unsupported
+    from minloop.small.evidence import AnswerWatch, unsupported
+    from minloop.small.values import Evidence
 
     # the built-in tools shown whole, as the template writes them: the 0.5B model answers, and
     # invents (the 1.5B calls a tool); the watch is the same for both. Evaluated fresh: a prefix
     # state loaded from the disk cache gives sums close but not equal, and there it called the clock
-    model = LocalModel("qwen2.5-coder-0.5b", select_tokens=None, compact_tools=False, prefix_cache=False)
+    model = LocalModel("qwen2.5-coder-0.5b", compact_tools=False, prefix_cache=False)
     question = [{"role": "user", "content": "Who won the 2018 World Cup and what was the score?"}]
     specs = [t.spec() for t in default_tools()]
-    # the loop passes its answer check; the model's own evidence check would replace this answer
-    watched = asyncio.run(model.call(ModelRequest(question, specs, "auto", None, model.answer_check)))
+    # the evidence layer asks the model to stop where its check would replace this answer
+    stop = WhileDecoding(stop=AnswerWatch(question))
+    watched = asyncio.run(model.call(ModelRequest(question, specs, "auto", decoding=stop)))
     whole = asyncio.run(model.call(ModelRequest(question, specs, "none")))  # the same answer, unwatched
     text, full = watched.message["content"], whole.message["content"]
-    assert text.endswith(" ...") and unsupported(text, evidence_of(question)), text
+    assert text.endswith(" ...") and unsupported(text, Evidence.of(question)), text
     assert watched.usage.completion_tokens < whole.usage.completion_tokens, (text, full)

@@ -134,27 +134,36 @@ STOCK = {
 
 
 def decide(model: LocalModel) -> Any:
-    """One decision on a menu the model narrows to the weather tool (compact decisions are for
-    selections from a larger menu)."""
+    """One decision on the weather tool and the quote's, compact when the menu has more than
+    ``COMPACT_ABOVE`` tools (set to 1 here)."""
     return asyncio.run(model.call(ModelRequest(ASKED, [WEATHER, STOCK])))
 
 
+@pytest.fixture
+def compact_above_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    import minloop.models.local as local
+
+    monkeypatch.setattr(local, "COMPACT_ABOVE", 1)
+
+
 @pytest.mark.local_model
-def test_a_compact_decision_is_the_same_call_in_fewer_tokens(local: LocalModel) -> None:
-    spaced = decide(LocalModel(compact_json=None, select_above=1))
-    compact = decide(LocalModel(compact_json=0, select_above=1))
+def test_a_compact_decision_is_the_same_call_in_fewer_tokens(
+    local: LocalModel, compact_above_one: None
+) -> None:
+    spaced = decide(LocalModel(compact_json=None))
+    compact = decide(LocalModel(compact_json=0))
     assert spaced.message == compact.message == CALL
     assert compact.usage.completion_tokens < spaced.usage.completion_tokens
 
 
 @pytest.mark.local_model
 def test_a_grammar_the_runtime_ignores_is_decoded_again_under_the_schema(
-    local: LocalModel, monkeypatch: pytest.MonkeyPatch
+    local: LocalModel, monkeypatch: pytest.MonkeyPatch, compact_above_one: None
 ) -> None:
     # llguidance cannot compile it and says nothing; llama.cpp's own engine refuses it (an error)
     broken = GUIDANCE + "{not json"
     monkeypatch.setattr(grammar, "guided", lambda schema: broken)
-    model = LocalModel(compact_json=0, select_above=1)
+    model = LocalModel(compact_json=0)
     assert decide(model).message == CALL
     body = model.body(ModelRequest(ASKED, [WEATHER]))
     assert "json_schema" in model.wire(body, compact=True) and "grammar" not in model.wire(body, compact=True)

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-
-import pytest
+from collections.abc import Callable
 
 from minloop.language import code_names
-from minloop.models.local.grounding import Evidence, ground_calls, prune, trim, ungrounded
 from minloop.models.local.watch import CallWatch
+from minloop.small.values import Evidence, Grounds, ground_calls, prune, trim, ungrounded
 
 BMI = {
     "type": "object",
@@ -278,53 +277,22 @@ def _fed(watch: CallWatch, text: str, size: int = 3) -> str | None:
 
 def test_a_call_is_stopped_at_its_first_invented_required_value() -> None:
     asked = [{"role": "user", "content": "The crime rate in San Francisco in 2020"}]
-    watch = CallWatch([CRIME], asked, resolve=True)
+    watch = CallWatch([CRIME], refusing(asked))
     read = _fed(watch, DECISION)
     assert read is not None and read.endswith(
         '"state": "California", "'
     )  # stopped once the value was complete
-    assert watch.missing == {"get_crime_rate": ["state"]}
+    assert watch.refused == "get_crime_rate" and watch.arguments["state"] == "California"
     # given in the conversation, the call runs to its end; answers and unknown tools are not read
     given = [{"role": "user", "content": "The crime rate in San Francisco, California, in 2020"}]
-    watch = CallWatch([CRIME], given, resolve=True)
-    assert _fed(watch, DECISION) is None and watch.missing == {}
+    watch = CallWatch([CRIME], refusing(given))
+    assert _fed(watch, DECISION) is None and watch.refused is None
     for other in ('{"answer": "The rate is not known."}', '{"name": "nope", "arguments": {"city": "x"}}'):
-        watch = CallWatch([CRIME], asked, resolve=True)
-        assert _fed(watch, other) is None and watch.missing == {}
+        watch = CallWatch([CRIME], refusing(asked))
+        assert _fed(watch, other) is None and watch.refused is None
 
 
-@pytest.mark.parametrize(
-    ("request_text", "written", "sent"),
-    [
-        ("How many Python files are in this folder and which is the largest?", {}, {"pattern": "*.py"}),
-        ("这个文件夹里有多少个 Python 文件？", {"pattern": "*"}, {"pattern": "*.py"}),
-        ("这里有多少个 Markdown 文件？", {"pattern": "src/*.md"}, {"pattern": "*.md"}),  # the example, copied
-        ("Count the .json files", {"pattern": None}, {"pattern": "*.json"}),
-        (
-            "How many Markdown files are in the docs folder?",
-            {"pattern": "docs/*.md"},
-            {"pattern": "docs/*.md"},
-        ),
-        ("How many files are there?", {}, {}),  # no kind named
-        ("How many Python and Markdown files are there?", {}, {}),  # two kinds: the model's own choice
-        ("Which files mention Python?", {}, {}),  # a word searched for, not a kind of file
-    ],
-)
-def test_a_glob_left_out_or_copied_gets_the_kind_of_file_the_user_named(
-    request_text: str, written: dict, sent: dict
-) -> None:
-    from minloop.builtins import default_tools
-
-    tools = [t.spec() for t in default_tools(".")]
-    call = {
-        "id": "c",
-        "type": "function",
-        "function": {"name": "list_files", "arguments": json.dumps(written)},
-    }
-    message, missing = ground_calls(
-        {"role": "assistant", "content": None, "tool_calls": [call]},
-        tools,
-        [{"role": "user", "content": request_text}],
-    )
-    assert missing == {}
-    assert json.loads(message["tool_calls"][0]["function"]["arguments"]) == sent
+def refusing(messages: list[dict]) -> Callable[[str, dict], bool]:
+    """What the grounding layer asks while a call is decoded: a required value nobody said."""
+    grounds = Grounds([CRIME], messages, resolve=True)
+    return lambda tool, arguments: bool(grounds.check(tool, arguments)[1])

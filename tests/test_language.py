@@ -17,7 +17,7 @@ from minloop.language import (
     user_language,
     zones_in,
 )
-from minloop.models.local.grounding import Evidence, ground_calls, resolve_values
+from minloop.small.values import Evidence, ground_calls, resolve_values
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,8 @@ import pytest
 from minloop import Loop, MissingDependencyError, ModelLoadError, ModelRequest
 from minloop.builtins import calculator, current_time, default_tools
 from minloop.models.local import LocalModel, gguf
-from minloop.models.local.decoding import ANSWER, decision_schema, parse_decision, ungrounded_note
+from minloop.models.local.decoding import ANSWER, decision_schema, parse_decision
+from minloop.small.notes import ungrounded_note
 
 
 def test_assembly_verifies_the_hash_and_skips_it_next_time(
@@ -248,23 +249,7 @@ def test_tools_off_gives_a_plain_answer(local: LocalModel) -> None:
 
 
 @pytest.mark.local_model
-def test_relevance_gate_turns_tools_off_below_its_threshold(local: LocalModel) -> None:
-    import asyncio
-
-    request = ModelRequest([{"role": "user", "content": "What is 1234 * 5678?"}], [calculator.spec()], "auto")
-    relevance = local.relevance(request)
-    assert 0.0 <= relevance <= 1.0
-    closed = LocalModel(gate=1.01, max_tokens=24)  # nothing clears it: the first step must answer
-    response = asyncio.run(closed.call(request))
-    assert "tool_calls" not in response.message and response.message["content"]
-    opened = LocalModel(gate=0.0, max_tokens=48)  # everything clears it: the decision is the model's own
-    assert asyncio.run(opened.call(request)).message["tool_calls"][0]["function"]["name"] == "calculator"
-
-
-@pytest.mark.local_model
 def test_a_call_on_invented_values_is_not_made(local: LocalModel) -> None:
-    import asyncio
-
     from minloop import tool
 
     @tool
@@ -272,19 +257,15 @@ def test_a_call_on_invented_values_is_not_made(local: LocalModel) -> None:
         """Calculate the body mass index from weight in kilograms and height in meters."""
         return {"bmi": weight / height**2}
 
-    def ask(prompt: str, model: LocalModel) -> dict:
-        request = ModelRequest([{"role": "user", "content": prompt}], [calculate_bmi.spec()], "auto")
-        return asyncio.run(model.call(request)).message
+    def ask(prompt: str, model: LocalModel) -> list:
+        return Loop(model, [calculate_bmi], max_steps=1).run_sync(prompt).steps[0].tool_calls
 
     unrelated = "How many calories does an apple have?"
-    invented = ask(unrelated, local.plain())["tool_calls"][
-        0
-    ]  # the bare model calls anyway, on made-up numbers
-    assert invented["function"]["name"] == "calculate_bmi"
-    answer = ask(unrelated, local)
-    assert "tool_calls" not in answer and isinstance(answer["content"], str) and answer["content"]
-    given = ask("My weight is 70 kg and my height is 1.75 m. What is my BMI?", local)
-    assert json.loads(given["tool_calls"][0]["function"]["arguments"]) == {"weight": 70, "height": 1.75}
+    (invented,) = ask(unrelated, local.plain())  # the bare model calls anyway, on made-up numbers
+    assert invented.name == "calculate_bmi"
+    assert ask(unrelated, local) == ()  # with its layers: no call, an answer
+    (given,) = ask("My weight is 70 kg and my height is 1.75 m. What is my BMI?", local)
+    assert json.loads(given.arguments) == {"weight": 70, "height": 1.75}
 
 
 @pytest.mark.local_model
@@ -294,5 +275,5 @@ def test_a_call_cut_off_by_the_token_limit_is_not_made() -> None:
     request = ModelRequest([{"role": "user", "content": "What is 1234 * 5678?"}], [calculator.spec()], "auto")
     short = LocalModel(max_tokens=12)  # the call's JSON needs ~20 tokens: its arguments are cut off
     assert "tool_calls" in asyncio.run(short.plain().call(request)).message  # the bare model makes it anyway
-    answer = asyncio.run(short.call(request)).message
-    assert "tool_calls" not in answer and isinstance(answer["content"], str)
+    step = Loop(short, [calculator], max_steps=1).run_sync("What is 1234 * 5678?").steps[0]
+    assert step.tool_calls == () and isinstance(step.message["content"], str)  # with its layers: not made

@@ -1,5 +1,5 @@
-"""The embedded model's guide for a user's own tools: rules that need no model (see policy.py and
-results.py)."""
+"""The small-model checks on a user's own tools that need no model (``minloop.small.evidence``,
+``.notes``), and how the embedded model decodes the answer's language."""
 
 from __future__ import annotations
 
@@ -11,16 +11,13 @@ import pytest
 from minloop import Loop, ModelRequest, tool
 from minloop.builtins import calculator
 from minloop.decision import Replacement
+from minloop.models.base import WhileDecoding
 from minloop.models.local import LocalModel
-from minloop.models.local.chinese import CHINESE, WORDS, in_english, latin_names
-from minloop.models.local.copied import asked_again
+from minloop.models.local.chinese import CHINESE, WORDS, latin_names
 from minloop.models.local.decoding import renderable
-from minloop.models.local.evidence import EvidenceCheck, asks_more
-from minloop.models.local.grounding import Evidence
-from minloop.models.local.notes import plain_statement
-from minloop.models.local.policy import follow_up
-
-from .conftest import conversation
+from minloop.small.evidence import EvidenceCheck, asks_more
+from minloop.small.notes import plain_statement
+from minloop.small.values import Evidence
 
 
 @tool
@@ -70,124 +67,28 @@ def test_the_model_reads_tool_results_without_the_trace_id() -> None:
     assert "trc_1" in messages[2]["content"]  # the transcript keeps it
 
 
+def in_language(messages: list[dict[str, Any]], language: str | None = None) -> ModelRequest:
+    """A request on the weather tool, with the answer's language asked as ``UserLanguage`` asks it."""
+    from minloop.language import user_language
+
+    return ModelRequest(
+        messages, SPECS[:1], decoding=WhileDecoding(language=language or user_language(messages))
+    )
+
+
 def test_a_chinese_request_is_answered_under_a_pattern_that_begins_in_chinese() -> None:
-    chinese = ModelRequest([{"role": "user", "content": "巴黎天气怎么样？"}], SPECS[:1])
+    chinese = in_language([{"role": "user", "content": "巴黎天气怎么样？"}])
     schema = LocalModel().body(chinese)["json_schema"]["anyOf"][-1]
     assert schema["properties"]["answer"] == {"type": "string", "pattern": CHINESE}
-    english = ModelRequest([{"role": "user", "content": "Weather in Paris?"}], SPECS[:1])
+    english = in_language([{"role": "user", "content": "Weather in Paris?"}])
     assert LocalModel().body(english)["json_schema"]["anyOf"][-1]["properties"]["answer"] == {
         "type": "string",
         "pattern": WORDS,  # in words: not a tool result copied as JSON
     }
-    asked = ModelRequest([{"role": "user", "content": "Weather in Paris, as JSON?"}], SPECS[:1])
+    asked = in_language([{"role": "user", "content": "Weather in Paris, as JSON?"}])
     assert LocalModel().body(asked)["json_schema"]["anyOf"][-1]["properties"]["answer"] == {"type": "string"}
-    unguided = LocalModel(guide=False).body(chinese)["json_schema"]["anyOf"][-1]
-    assert unguided["properties"]["answer"] == {"type": "string"}
-
-
-def test_the_other_of_two_named_places_is_looked_up_as_the_request_writes_it() -> None:
-    english = ran("What's the weather in Tokyo and in Sydney?", "get_weather", {"city": "Tokyo"}, {"t": 21})
-    follow = follow_up(english, SPECS, "en")
-    assert follow is not None and (follow.tool, follow.arguments) == ("get_weather", {"city": "Sydney"})
-    chinese = ran("东京和悉尼的天气怎么样？", "get_weather", {"city": "Tokyo"}, {"t": 21})
-    translated = follow_up(chinese, SPECS, "zh", "What is the weather in Tokyo and Sydney?")
-    assert translated is not None and translated.arguments == {"city": "Sydney"}
-    asked = follow_up(chinese, SPECS, "zh")  # no translation: the model is asked, told which one
-    assert asked is not None and asked.arguments is None and asked.tool == "get_weather"
-    assert asked.note == "用户问的是东京和悉尼。你已经得到了 Tokyo 的结果。现在为悉尼调用 get_weather。"
-
-
-def test_a_company_named_beside_another_is_asked_for_by_name() -> None:
-    messages = ran(
-        "What are the share prices of Apple and Amazon?", "get_stock_quote", {"symbol": "AAPL"}, {}
-    )
-    follow = follow_up(messages, SPECS, "en")
-    assert follow is not None and follow.arguments is None
-    assert follow.note.endswith("Now call get_stock_quote for Amazon.")
-
-
-def test_a_price_wanted_in_another_currency_calls_the_rate_then_the_calculator() -> None:
-    quote = {"symbol": "MSFT", "price": 415.1, "currency": "USD"}
-    messages = ran("What is Microsoft's share price in euros?", "get_stock_quote", {"symbol": "MSFT"}, quote)
-    follow = follow_up(messages, SPECS, "en")
-    assert follow is not None and follow.tool == "get_exchange_rate" and "euro" in follow.note
-    rate = ran("250美元是多少日元？", "get_exchange_rate", {"base": "USD", "target": "JPY"}, {"rate": 151.2})
-    computed = follow_up(rate, SPECS, "zh")  # 250 is an amount no call took
-    assert computed is not None and computed.tool == "calculator"
-    assert computed.arguments == {"expression": "250 * 151.2"}  # written from the numbers, not by the model
-    backwards = ran(
-        "250美元是多少日元？", "get_exchange_rate", {"base": "JPY", "target": "USD"}, {"rate": 0.0066}
-    )
-    turned = follow_up(backwards, SPECS, "zh")  # a rate the other way round: the model is asked
-    assert turned is not None and turned.tool == "calculator" and turned.arguments is None
-    coin = ran(
-        "What is one bitcoin worth in euros?", "get_stock_quote", {"symbol": "BTC"}, {"price_usd": 97000}
-    )
-    follow = follow_up(coin, SPECS, "en")  # the result's currency is in its key
-    assert follow is not None and follow.tool == "get_exchange_rate"
-    one = ran("1美元能换多少欧元？", "get_exchange_rate", {"base": "USD", "target": "EUR"}, {"rate": 0.92})
-    assert follow_up(one, SPECS, "zh") is None  # one dollar: the rate is the answer
-
-
-def test_a_price_and_a_rate_are_multiplied_only_when_each_is_plain_to_read() -> None:
-    quote = {"symbol": "MSFT", "price": 415.1, "currency": "USD"}
-    messages = ran("What is Microsoft's share price in euros?", "get_stock_quote", {"symbol": "MSFT"}, quote)
-    rate_call = {
-        "id": "c2",
-        "type": "function",
-        "function": {"name": "get_exchange_rate", "arguments": '{"base": "USD", "target": "EUR"}'},
-    }
-    messages[3:] = [
-        {"role": "assistant", "content": None, "tool_calls": [rate_call]},
-        {
-            "role": "tool",
-            "tool_call_id": "c2",
-            "content": json.dumps({"base": "USD", "target": "EUR", "rate": 0.92}),
-        },
-    ]
-    follow = follow_up(messages, SPECS, "en")
-    assert follow is not None and (follow.tool, follow.arguments) == (
-        "calculator",
-        {"expression": "415.1 * 0.92"},
-    )
-    messages[2]["content"] = json.dumps({**quote, "open_price": 410.0})  # which price: the model is asked
-    asked = follow_up(messages, SPECS, "en")
-    assert asked is not None and asked.tool == "calculator" and asked.arguments is None
-    messages[2]["content"] = json.dumps({**quote, "currency": "EUR"})  # a rate from another currency
-    other = follow_up(messages, SPECS, "en")
-    assert other is not None and other.tool == "calculator" and other.arguments is None
-
-
-def test_no_follow_up_after_a_failure_or_for_a_request_of_one_thing() -> None:
-    failed = ran(
-        "Weather in Paris and Berlin?", "get_weather", {"city": "Paris"}, {"code": "ERR_TOOL_FAILED"}
-    )
-    failed[2]["content"] = json.dumps({"error": "down", "code": "ERR_TOOL_FAILED", "tool": "get_weather"})
-    assert follow_up(failed, SPECS, "en") is None
-    assert (
-        follow_up(ran("Weather in Paris?", "get_weather", {"city": "Paris"}, {"t": 18}), SPECS, "en") is None
-    )
-    assert follow_up([{"role": "user", "content": "Paris and Berlin?"}], SPECS, "en") is None  # nothing ran
-
-
-def test_a_call_that_copies_its_tools_example_is_asked_for_again() -> None:
-    request = ModelRequest([{"role": "user", "content": "What is Microsoft's share price?"}], SPECS)
-    call = {
-        "id": "c",
-        "type": "function",
-        "function": {"name": "get_stock_quote", "arguments": '{"symbol": "AAPL"}'},
-    }
-    message = {"role": "assistant", "content": None, "tool_calls": [call]}
-    again = asked_again(request, message, {"get_stock_quote": ["symbol"]})
-    assert again is not None and again.tool_choice == {
-        "type": "function",
-        "function": {"name": "get_stock_quote"},
-    }
-    assert again.messages[-1]["content"].startswith(
-        '"AAPL" is only the example in the description of get_stock_quote'
-    )
-    other = {**call, "function": {**call["function"], "arguments": '{"symbol": "ZZZ"}'}}
-    assert asked_again(request, {**message, "tool_calls": [other]}, {"get_stock_quote": ["symbol"]}) is None
+    unasked = LocalModel().body(ModelRequest(chinese.messages, SPECS[:1]))["json_schema"]["anyOf"][-1]
+    assert unasked["properties"]["answer"] == {"type": "string"}  # no language asked: any answer
 
 
 def test_a_ticker_is_grounded_by_the_company_it_abbreviates() -> None:
@@ -225,25 +126,14 @@ def test_the_plain_statement_says_what_happened_in_words() -> None:
     assert plain_statement([{"role": "user", "content": "微软的股价是多少？"}], "zh", SPECS[:2], english) == (
         "我无法可靠地回答这个问题：无法用你的请求中给出的信息调用 get_stock_quote。"
     )
-    yen = [{"role": "user", "content": "250美元是多少日元？"}]  # two currencies name the exchange rate
-    assert (
-        plain_statement(yen, "zh", SPECS)
-        == "我无法可靠地回答这个问题：无法用你的请求中给出的信息调用 get_exchange_rate。"
-    )
 
 
 def test_a_chinese_answer_may_begin_with_a_name_the_user_wrote_in_latin_letters() -> None:
-    request = ModelRequest([{"role": "user", "content": "Ada Lovelace 的邮箱地址是什么？"}], SPECS[:1])
+    request = in_language([{"role": "user", "content": "Ada Lovelace 的邮箱地址是什么？"}])
     pattern = LocalModel().body(request)["json_schema"]["anyOf"][-1]["properties"]["answer"]["pattern"]
     assert pattern == "^(?:(?:Ada Lovelace|Lovelace|Ada) ?){0,3}" + CHINESE[1:]
     assert latin_names("我的订单 A1234 和 B7781 到哪了？") == ["A1234", "B7781"]
     assert latin_names("2026年12月5日巴黎到里昂07:04那班 TGV 火车") == ["TGV"]  # numbers are no names
-
-
-def test_a_chinese_request_is_shown_with_its_english_translation_before_the_first_decision() -> None:
-    assert in_english("What is the weather in Paris?") == (
-        'The user\'s message in English: "What is the weather in Paris?"'
-    )
 
 
 def test_an_answer_that_is_no_decline_after_every_call_failed_is_replaced() -> None:
@@ -296,9 +186,9 @@ def test_an_answer_that_leaves_out_one_of_two_lookups_is_sent_back_once() -> Non
     ]
     assert check("东京现在21°C，天气晴朗。", again) is None  # sent back once; the second answer stands
     # the answer asked for has more in it: it is not cut to the short length of a decline
-    assert asks_more({"role": "system", "content": note})
+    assert isinstance(note, str) and asks_more(note)
     unsupported = check("东京现在25°C。", messages)
-    assert isinstance(unsupported, str) and not asks_more({"role": "system", "content": unsupported})
+    assert isinstance(unsupported, str) and not asks_more(unsupported)
 
 
 @tool(timeout=2.0)
@@ -320,10 +210,6 @@ def get_flight_status(flight_number: str, date: str) -> dict:
             "Is flight LH401 on time on 2026-12-10?",
             "I can't answer that reliably from what the tools returned: get_flight_status did not answer "
             "(the flight status service is not responding).",
-        ),
-        (
-            "2026年12月10日的 LH401 航班准点吗？",  # answered "待确认" without a call before the translation was shown
-            "无法获取航班信息，请稍后再试。",  # says it could not get it: kept
         ),
     ],
 )
@@ -354,36 +240,6 @@ def test_a_service_that_is_down_is_called_and_told_as_such(request_text: str, an
     ]
 
 
-def test_an_answer_that_leaves_out_the_computed_number_is_sent_back_once() -> None:
-    calls = [
-        ("get_stock_quote", {"symbol": "MSFT"}, {"symbol": "MSFT", "price": 415.1, "currency": "USD"}),
-        (
-            "get_exchange_rate",
-            {"base": "USD", "target": "EUR"},
-            {"base": "USD", "target": "EUR", "rate": 0.92},
-        ),
-        ("calculator", {"expression": "415.1 * 0.92"}, {"expression": "415.1 * 0.92", "result": 381.892}),
-    ]
-    steps = [(name, arguments, json.dumps(result)) for name, arguments, result in calls]
-    messages = conversation("微软的股价换算成欧元是多少？", *steps, first=0)
-    check = EvidenceCheck()
-    assert check("微软的股价换算成欧元是415.1欧元。", messages) == (
-        "你的回答漏掉了 calculator 算出的结果：381.892。请用这个数字重新回答。"
-    )
-    assert check("微软的股价约合381.89欧元。", messages) is None
-    whole = [*messages[:-1], {"role": "tool", "tool_call_id": "c2", "content": '{"result": 7006652}'}]
-    assert (
-        check("结果是415.1。", whole)
-        == "你的回答漏掉了 calculator 算出的结果：7006652。请用这个数字重新回答。"
-    )
-    sent_back = [
-        *messages,
-        {"role": "assistant", "content": "415.1欧元。"},
-        {"role": "system", "content": "..."},
-    ]
-    assert check("微软的股价换算成欧元是415.1欧元。", sent_back) is None  # once: the second answer stays
-
-
 @tool
 def find_contact(name: str) -> dict:
     """Find a person in the address book by name; returns their email and phone number."""
@@ -394,26 +250,3 @@ def find_contact(name: str) -> dict:
 def search_restaurants(city: str, cuisine: str = "") -> dict:
     """Search restaurants in a city, optionally by cuisine."""
     return {}
-
-
-def test_nothing_found_by_a_tool_the_request_does_not_name_calls_the_one_it_names() -> None:
-    specs = [find_contact.spec(), search_restaurants.spec(), *SPECS[:1]]
-    asked = "Find me a Japanese restaurant in Paris."
-    contact = ran(asked, "find_contact", {"name": "Japanese restaurant in Paris"}, {"found": False})
-    follow = follow_up(contact, specs, "en")
-    assert follow is not None and (follow.tool, follow.arguments) == ("search_restaurants", None)
-    assert follow.note == (
-        "find_contact found nothing for this request. Now call search_restaurants, the tool for what the user asked."
-    )
-    named = ran(
-        "What is Grace Hopper's email address?", "find_contact", {"name": "Grace Hopper"}, {"found": False}
-    )
-    assert follow_up(named, specs, "en") is None  # the tool it names found nothing: that is the answer
-    courier = ran(
-        "Which restaurant delivers order A1234?", "find_contact", {"name": "A1234"}, {"found": False}
-    )
-    assert follow_up(courier, specs, "en") is None  # "A1234" does not name the restaurant search
-    served = ran(
-        asked, "find_contact", {"name": "Japanese restaurant in Paris"}, {"found": True, "email": "x@y"}
-    )
-    assert follow_up(served, specs, "en") is None

@@ -6,11 +6,8 @@ import asyncio
 import sys
 from typing import Any
 
-import pytest
-
 from minloop import ModelRequest
-from minloop.models.local import SELECT_TOKENS, LocalModel
-from minloop.models.local.select import menu_tokens, select_tools, terms
+from minloop.small.ranking import SELECT_ABOVE, SELECT_TOKENS, menu_tokens, narrowed, select_tools, terms
 
 
 def spec(name: str, description: str, **params: str) -> dict[str, Any]:
@@ -52,6 +49,16 @@ def names(tools: list[dict[str, Any]]) -> list[str]:
 
 def user(text: str) -> list[dict[str, Any]]:
     return [{"role": "user", "content": text}]
+
+
+class Narrowing:
+    """``ranking.narrowed`` with its two thresholds, as the menu layer holds them."""
+
+    def __init__(self, above: int | None = SELECT_ABOVE, tokens: int | None = SELECT_TOKENS) -> None:
+        self.above, self.tokens = above, tokens
+
+    def narrowed(self, request: ModelRequest) -> ModelRequest:
+        return narrowed(request, self.above, self.tokens)
 
 
 def test_terms_split_identifiers_stem_words_and_pair_chinese_characters() -> None:
@@ -181,12 +188,12 @@ def test_a_request_in_another_script_than_the_tools_is_not_comparable() -> None:
     assert chosen.tools == [] and not chosen.comparable
 
 
-def test_local_model_narrows_only_large_menus() -> None:
-    model = LocalModel(select_above=8)  # nothing is loaded: narrowing happens before the model is called
+def test_only_large_menus_are_narrowed() -> None:
+    model = Narrowing(above=8)
     weather = ModelRequest(user("What's the weather in Paris?"), MENU)
     assert names(model.narrowed(weather).tools) == ["get_weather"]
     assert model.narrowed(ModelRequest(weather.messages, MENU[:8])).tools == MENU[:8]
-    assert LocalModel(select_above=None).narrowed(weather) == weather
+    assert Narrowing(above=None).narrowed(weather) == weather
     haiku = model.narrowed(ModelRequest(user("Write a haiku."), MENU))
     assert (haiku.tools, haiku.tool_choice) == ([], "none")  # nothing matches: the model answers
     required = ModelRequest(user("Write a haiku."), MENU, "required")
@@ -217,7 +224,7 @@ def test_local_model_narrows_only_large_menus() -> None:
     assert names(model.narrowed(forced).tools) == ["calculator"]
 
 
-def test_local_model_narrows_a_few_tools_with_long_definitions() -> None:
+def test_a_few_tools_with_long_definitions_are_narrowed() -> None:
     def long(name: str, words: str) -> dict:
         text = ((words + " ") * 200)[:680]  # 680 characters of description: ~180 tokens a tool
         return {"type": "function", "function": {"name": name, "description": text, "parameters": {}}}
@@ -229,10 +236,10 @@ def test_local_model_narrows_a_few_tools_with_long_definitions() -> None:
     ]
     assert 500 < menu_tokens(menu) < SELECT_TOKENS < menu_tokens([*menu, long("translate", "translate text")])
     request = ModelRequest(user("What's the weather in Paris?"), [*menu, long("translate", "translate text")])
-    assert names(LocalModel().narrowed(request).tools) == ["get_weather"]  # 4 tools, over ~600 tokens
-    assert LocalModel().narrowed(ModelRequest(request.messages, menu)).tools == menu  # under: whole
-    assert LocalModel(select_tokens=None).narrowed(request) == request  # counted by tools only
-    assert LocalModel(select_tokens=200).narrowed(ModelRequest(request.messages, menu)).tools == menu[:1]
+    assert names(Narrowing().narrowed(request).tools) == ["get_weather"]  # 4 tools, over ~600 tokens
+    assert Narrowing().narrowed(ModelRequest(request.messages, menu)).tools == menu  # under: whole
+    assert Narrowing(tokens=None).narrowed(request) == request  # counted by tools only
+    assert Narrowing(tokens=200).narrowed(ModelRequest(request.messages, menu)).tools == menu[:1]
 
 
 def test_the_built_in_tools_are_shown_whole() -> None:
@@ -240,7 +247,7 @@ def test_the_built_in_tools_are_shown_whole() -> None:
 
     specs = [t.spec() for t in default_tools(".")]
     divide = ModelRequest(user("What is 4800 divided by 12?"), specs)
-    assert menu_tokens(specs) < SELECT_TOKENS and LocalModel().narrowed(divide) == divide
+    assert menu_tokens(specs) < SELECT_TOKENS and Narrowing().narrowed(divide) == divide
     # narrowed, each request keeps its tool: the descriptions use the words people ask with
     for text, chosen in [
         ("What is 4800 divided by 12?", ["calculator"]),
@@ -269,81 +276,13 @@ def test_the_built_in_tools_with_two_mcp_servers_are_narrowed_to_the_tool_a_requ
         ("What is 1234 times 5678?", ["calculator"]),
         ("What day of the week is it in Sydney?", ["current_time"]),
     ]:
-        assert names(LocalModel().narrowed(ModelRequest(user(text), specs)).tools) == chosen, text
+        assert names(Narrowing().narrowed(ModelRequest(user(text), specs)).tools) == chosen, text
     for text, needed in [
         ("What time is it in Tokyo?", "get_current_time"),  # a word behind convert_time's example
         ("Show the git log of the repository in /src/app.", "git_log"),  # 0.69 of read_file's score
         ("What changed in the working tree of /src/app?", "git_status"),
     ]:
-        shown = names(LocalModel().narrowed(ModelRequest(user(text), specs)).tools)
+        shown = names(Narrowing().narrowed(ModelRequest(user(text), specs)).tools)
         assert needed in shown and len(shown) <= 3, text
     chinese = ModelRequest(user("现在东京几点了？"), specs)
-    assert LocalModel().narrowed(chinese) == chinese  # nothing to compare: the whole menu
-
-
-def test_a_chinese_request_on_a_large_english_menu_is_ranked_in_english(local: LocalModel) -> None:
-    from minloop.builtins import default_tools
-    from minloop.exceptions import ContextOverflowError
-    from minloop.tools import tool_specs
-
-    def long(name: str, words: str, numbered: bool = True) -> dict:
-        # 2,700 characters: numbered ~1,100 tokens as the model reads them, repeated words ~460
-        text = " ".join(f"{words} {n}." for n in range(400)) if numbered else (words + " ") * 600
-        return {"type": "function", "function": {"name": name, "description": text[:2700], "parameters": {}}}
-
-    extra = [("send_email", "email message"), ("search_web", "web page"), ("translate", "language text")]
-    extra += [
-        ("book_flight", "flight airport"),
-        ("order_food", "restaurant meal"),
-        ("play_music", "song album"),
-    ]
-    specs = [*tool_specs(default_tools(".")), *(long(name, words) for name, words in extra)]
-    request = ModelRequest(user("现在东京几点了？"), specs)
-    assert local.count_tokens(request.messages, specs) > 4096  # whole, the menu does not fit the window
-    assert local.narrowed(request) == request  # Chinese words, English tools: nothing to compare
-    with pytest.raises(ContextOverflowError, match="the window is 4096"):
-        asyncio.run(LocalModel(select_above=None).call(request))
-    response = asyncio.run(local.call(request))
-    assert "time" in local._english["现在东京几点了？"].lower()  # the model's translation, for ranking only
-    short = [long(name, words, numbered=False) for name, words in extra[:3]]
-    fits = ModelRequest(user("伦敦现在几点？"), [*specs[:5], *short])  # large, and fits the window whole
-    assert menu_tokens(fits.tools) > 2500 and local.count_tokens(fits.messages, fits.tools) < 4096 - 384
-    unguided = LocalModel(guide=False)
-    asyncio.run(unguided.call(fits))
-    assert "伦敦现在几点？" not in unguided._english  # without the guide: shown whole, not translated
-    asyncio.run(local.call(fits))
-    assert "london" in local._english["伦敦现在几点？"].lower()  # guided: ranked by its English words
-    assert response.message == {
-        "role": "assistant",
-        "content": None,
-        "tool_calls": [
-            {
-                "id": "call_1_1",
-                "type": "function",
-                "function": {"name": "current_time", "arguments": '{"timezone": "Asia/Tokyo"}'},
-            }
-        ],
-    }
-
-
-def test_a_request_that_names_two_currencies_keeps_the_tool_that_converts_them() -> None:
-    menu = [
-        spec(
-            "search_restaurants",
-            "Search restaurants in a city by cuisine.",
-            city="City",
-            cuisine="e.g. japanese",
-        ),
-        spec("get_exchange_rate", "Get today's exchange rate.", base="ISO 4217 code", target="ISO 4217 code"),
-        *MENU[:2],
-    ]
-
-    def shown(text: str) -> list[str]:
-        return names(select_tools(menu, user(text)).tools)
-
-    assert shown("How many Japanese yen (JPY) are equivalent to 250 US dollars (USD)?") == [
-        "search_restaurants",  # "Japanese"
-        "get_exchange_rate",  # two currencies, no word of its description
-    ]
-    assert shown("250美元是多少日元？") == ["get_exchange_rate"]
-    assert shown("Find a Japanese restaurant in Paris.") == ["search_restaurants"]
+    assert Narrowing().narrowed(chinese) == chinese  # nothing to compare: the whole menu

@@ -8,9 +8,9 @@ from datetime import UTC, datetime
 from minloop import Controls, Loop, tool
 from minloop.builtins import current_time as clock
 from minloop.builtins.clock import reading
-from minloop.models.local.evidence import EvidenceCheck, evidence_of, unsupported
-from minloop.models.local.grounding import ground_calls
-from minloop.models.local.times import instants, placed, shown
+from minloop.small.evidence import EvidenceCheck, unsupported
+from minloop.small.times import instants, placed, shown
+from minloop.small.values import Evidence
 from minloop.testing import ScriptedModel, call, reply
 
 from .conftest import content, masked
@@ -39,7 +39,7 @@ def read(question: str, *results: dict[str, str]) -> list[dict[str, object]]:
 
 
 def test_a_readings_time_given_for_another_place_is_unsupported() -> None:
-    seen = evidence_of(read("东京和纽约现在几点？", UTC_READING))
+    seen = Evidence.of(read("东京和纽约现在几点？", UTC_READING))
     assert unsupported("东京现在是10:27。", seen) == ["东京现在是10:27"]
     assert unsupported("东京和纽约现在都是10:27。", seen) == ["东京和纽约现在都是10:27"]
     assert unsupported("It is 10:27 in Tokyo.", seen) == ["It is 10:27 in Tokyo"]
@@ -49,12 +49,12 @@ def test_a_readings_time_given_for_another_place_is_unsupported() -> None:
 
 
 def test_a_time_is_right_for_a_place_when_a_readings_moment_shows_it_there() -> None:
-    seen = evidence_of(read("What time is it in Tokyo?", UTC_READING))
+    seen = Evidence.of(read("What time is it in Tokyo?", UTC_READING))
     assert unsupported("It's 10:27 UTC, which is 19:27 in Tokyo.", seen) == []
     assert unsupported("It's 10:27 UTC, which is 18:27 in Tokyo.", seen) == ["18:27"]
     tokyo = read_at("Asia/Tokyo", "10:27:44")
     new_york = read_at("America/New_York", "10:27:44")
-    both = evidence_of(read("东京和纽约现在几点？", tokyo, new_york))
+    both = Evidence.of(read("东京和纽约现在几点？", tokyo, new_york))
     assert unsupported("东京现在是晚上7点27分，纽约是早上5点27分。", both) == []
     assert unsupported("In Tokyo it is 7:27 pm and in New York it is 5:27 am.", both) == []
     assert unsupported("In Tokyo it is 5:27 am and in New York it is 7:27 pm.", both) == [
@@ -66,7 +66,7 @@ def test_a_time_is_right_for_a_place_when_a_readings_moment_shows_it_there() -> 
 def test_without_instants_times_for_places_are_not_judged_by_place() -> None:
     at = {"timezone": "UTC", "time": "10:27"}
     assert instants(json.dumps(at)) == [] and placed("东京现在是10:27。", json.dumps(at)) == {}
-    assert unsupported("东京现在是10:27。", evidence_of(read("东京现在几点？", at))) == []
+    assert unsupported("东京现在是10:27。", Evidence.of(read("东京现在几点？", at))) == []
     assert shown(json.dumps(UTC_READING)) == ["10:27 (UTC+00:00)"] and shown(json.dumps(at)) == ["10:27"]
 
 
@@ -111,7 +111,7 @@ def test_the_loop_sends_back_a_utc_reading_given_as_tokyos_time() -> None:
 
 def test_a_time_that_says_am_or_pm_is_read_on_the_24_hour_clock() -> None:
     new_york = read_at("America/New_York", "10:35:00")
-    seen = evidence_of(read("纽约今天星期几？", new_york))
+    seen = Evidence.of(read("纽约今天星期几？", new_york))
     assert unsupported("It is 5:35 am in New York.", seen) == []
     assert unsupported("纽约现在是早上5点35分。", seen) == unsupported("纽约现在是5点35分。", seen) == []
     assert unsupported("It is 5:35 PM.", seen) == ["5:35 PM"]
@@ -143,26 +143,10 @@ def calls(*zones: str | None) -> dict[str, object]:
     }
 
 
-def test_a_clock_read_for_no_named_place_is_read_once_per_place_the_user_named() -> None:
-    asked = [{"role": "user", "content": "东京和纽约现在几点？"}]
-    for model_wrote in (calls("UTC"), calls(None), calls("Europe/Paris")):
-        assert ground_calls(model_wrote, [CLOCK], asked) == (calls("Asia/Tokyo", "America/New_York"), {})
-    # a call for a named place stands; only the places no call reads are added
-    assert ground_calls(calls("Asia/Tokyo", "UTC"), [CLOCK], asked) == (
-        calls("Asia/Tokyo", "America/New_York"),
-        {},
-    )
-    assert ground_calls(calls("东京", "纽约"), [CLOCK], asked)[0] == calls("Asia/Tokyo", "America/New_York")
-    three = [{"role": "user", "content": "What day is it in London, Paris and Sydney?"}]
-    assert ground_calls(calls(None), [CLOCK], three)[0] == calls(
-        "Europe/London", "Europe/Paris", "Australia/Sydney"
-    )
-
-
 def test_both_places_read_and_each_given_its_own_time_pass_the_check() -> None:
     tokyo = read_at("Asia/Tokyo", "11:37:38")
     new_york = read_at("America/New_York", "11:37:38")
-    seen = evidence_of(read("东京和纽约现在几点？", tokyo, new_york))
+    seen = Evidence.of(read("东京和纽约现在几点？", tokyo, new_york))
     answer = (
         "The Tokyo and New York times are currently 2026-12-03 at 20:37, Thursday, in Tokyo, "
         "and 2026-12-03 at 06:37, Thursday, in New York."

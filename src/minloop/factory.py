@@ -34,7 +34,7 @@ def build_model(
     api_key_env: str = "OPENAI_API_KEY",
     gguf: str | Path | None = None,
 ) -> Model:
-    """A model from its CLI name: ``local`` (the 1.5B), ``local-0.5b``, ``local-1.5b``, ``local-cascade``, ``scripted`` or an endpoint's model name."""
+    """A model from its CLI name: ``local`` (the 1.5B), ``local-0.5b``, ``local-1.5b``, ``scripted`` or an endpoint's model name."""
     if gguf is not None:
         from .models.local import LocalModel
 
@@ -45,10 +45,6 @@ def build_model(
         if not isinstance(script, list):
             raise MinloopError("model 'scripted' needs a 'script': a list of assistant turns")
         return ScriptedModel(script)
-    if spec == "local-cascade" and base_url is None:
-        from .models.local.cascade import Cascade
-
-        return Cascade()
     if spec in LOCAL_MODELS and base_url is None:
         from .models.local import LocalModel
 

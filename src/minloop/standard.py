@@ -21,7 +21,6 @@ from .exceptions import MinloopError
 from .layer import Layer
 from .layers.answers import Answering
 from .layers.approval import Approval, Approver
-from .layers.checks import AnswerChecking
 from .layers.context import NO_WINDOW, ContextFitting, ContextPolicy, Policy
 from .layers.limit import AnswerAtLimit
 from .layers.tracing import TraceSink, Tracing
@@ -42,7 +41,7 @@ if TYPE_CHECKING:  # budgets, typed output, streaming and run stores load when a
     from .runs.records import RunStore, SharedRunStore
     from .runs.resume import Decisions
 
-__all__ = ["Loop", "run", "run_sync", "standard_layers"]
+__all__ = ["Loop", "model_layers", "run", "run_sync", "standard_layers"]
 
 
 @dataclass(frozen=True)
@@ -61,9 +60,9 @@ class Loop(BaseLoop):
     ``output`` (a Pydantic model, a type, a JSON schema) types the answer
     (``minloop.layers.output``); ``budget`` caps tokens, calls and cost
     (``minloop.layers.budget``); ``answer_at_limit`` asks, tools off, for an answer at
-    ``max_steps`` or the budget instead of stopping without one. The answer check is
-    ``controls.answer_check``, else the model's own ``answer_check`` if it has one (the embedded
-    model's evidence check), combined with the typed output's. ``store`` (a run store,
+    ``max_steps`` or the budget instead of stopping without one. A model may bring layers of its
+    own (``model.layers``: the embedded model brings ``minloop.small``'s); they go inside the
+    built-in ones, unless ``layers`` holds one of the same class. ``store`` (a run store,
     ``minloop.runs``) makes runs durable: a call needing approval with no decision pauses the
     run (as does a server's question ``ask_user`` leaves open), and ``resume`` goes on with it in
     any process that shares the store; ``in_doubt`` says
@@ -164,6 +163,12 @@ class Loop(BaseLoop):
         return LoopStream(self, prompt)
 
 
+def model_layers(model: Model, given: Sequence[Layer] = ()) -> list[Layer]:
+    """The layers ``model`` brings (its ``layers`` attribute), but those of a class in ``given``."""
+    taken = {type(layer) for layer in given}
+    return [layer for layer in getattr(model, "layers", ()) if type(layer) not in taken]
+
+
 def standard_layers(loop: Loop) -> list[Layer]:
     """The built-in layers ``loop``'s keywords ask for, outermost first."""
     layers: list[Layer] = []
@@ -174,9 +179,7 @@ def standard_layers(loop: Loop) -> list[Layer]:
         if isinstance(loop.context, ContextPolicy) and not window:
             raise MinloopError(NO_WINDOW)
         layers.append(ContextFitting(loop.context, window))
-    own = getattr(loop.model, "answer_check", None)
-    if loop.controls.answer_check is None and own is not None:
-        layers.append(AnswerChecking(own))
+    layers.extend(model_layers(loop.model, loop.layers))
     if loop.output is not None:
         from .layers.output import OutputSpec, TypedOutput
 

@@ -57,9 +57,7 @@ def _root() -> None:
 
 ModelOpt = Annotated[
     str,
-    typer.Option(
-        help="'local' (embedded 1.5B), 'local-0.5b' (smaller, faster), 'local-cascade' (0.5B, then 1.5B where it fails), or a remote model name."
-    ),
+    typer.Option(help="'local' (embedded 1.5B), 'local-0.5b' (smaller, faster), or a remote model name."),
 ]
 BaseUrlOpt = Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint for a remote model.")]
 KeyEnvOpt = Annotated[str, typer.Option(help="Environment variable holding the API key.")]

@@ -29,9 +29,7 @@ def batch_command(
     ] = None,
     model: Annotated[
         str,
-        typer.Option(
-            help="Model of tasks naming none: local (the 1.5B), local-0.5b, local-cascade or a name."
-        ),
+        typer.Option(help="Model of tasks naming none: local (the 1.5B), local-0.5b or a name."),
     ] = "local",
     base_url: Annotated[str | None, typer.Option(help="Endpoint of tasks that name none.")] = None,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,

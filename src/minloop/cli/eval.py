@@ -43,9 +43,7 @@ def eval_bfcl_command(
     raw: Annotated[bool, typer.Option(help="Also score the raw one-call baseline.")] = True,
     model: Annotated[
         str,
-        typer.Option(
-            help="'local' (embedded 1.5B), 'local-0.5b' (smaller, faster), 'local-cascade' (0.5B, then 1.5B where it fails), or a remote model name."
-        ),
+        typer.Option(help="'local' (embedded 1.5B), 'local-0.5b' (smaller, faster), or a remote model name."),
     ] = "local",
     categories: Annotated[str, typer.Option(help=CATEGORIES_HELP)] = ",".join(CATEGORIES),
     base_url: Annotated[

@@ -8,7 +8,10 @@ A model that can hold its final answer to a JSON schema (structured output) says
 ``structured_output = True`` attribute; for a typed run the loop then sets
 ``ModelRequest.output_schema``, and otherwise puts the schema in the prompt. The loop also
 passes the answer check it will apply (``ModelRequest.answer_check``), so a model may stop
-generating an answer the check is bound to replace.
+generating an answer the check is bound to replace. A layer may ask for more while the reply is
+written (``ModelRequest.decoding``, a ``WhileDecoding``): a model that reads its reply as it
+writes it (the embedded model) stops a call at its first refused value or an answer where the
+layer says; any other model ignores it, and the layer checks the finished reply instead.
 
 A model that stops a reply running away (repeating itself, or past a length cap) says so in
 ``ModelResponse.stopped`` (see ``minloop.models.runaway``).
@@ -20,7 +23,7 @@ A model that streams yields the pieces of its reply as they are written (``TextD
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 from ..messages import Message
@@ -37,6 +40,7 @@ __all__ = [
     "ToolCallStarted",
     "ToolChoice",
     "Usage",
+    "WhileDecoding",
     "deltas_of",
 ]
 
@@ -68,12 +72,44 @@ class Usage:
 
 
 @dataclass(frozen=True, slots=True)
+class WhileDecoding:
+    """What a layer asks of a model while it writes its reply (see the module).
+
+    ``refuse(tool, arguments)`` is given a call's arguments each time one more of them is
+    complete; True stops the call there, and it is returned with the arguments read so far.
+    ``stop(text)`` is given an answer's text as it grows; True ends the answer there.
+    ``language`` ("en", "zh") is the language the answer is written in, from its first word.
+    """
+
+    refuse: Callable[[str, dict[str, Any]], bool] | None = None
+    stop: Callable[[str], bool] | None = None
+    language: str | None = None
+
+    def adding(self, other: WhileDecoding) -> WhileDecoding:
+        """Both asks: either's ``refuse`` or ``stop`` stops; ``other``'s language, if it names one."""
+        refuse, stop = _either(self.refuse, other.refuse), _either(self.stop, other.stop)
+        return WhileDecoding(refuse, stop, other.language or self.language)
+
+
+def _either(one: Callable[..., bool] | None, two: Callable[..., bool] | None) -> Callable[..., bool] | None:
+    if one is None or two is None:
+        return one or two
+    return lambda *args: bool(one(*args)) | bool(two(*args))  # both read every piece
+
+
+@dataclass(frozen=True, slots=True)
 class ModelRequest:
     messages: Sequence[Message]
     tools: Sequence[dict[str, Any]] = ()
     tool_choice: ToolChoice = "auto"
     output_schema: dict[str, Any] | None = None  # the final answer's JSON schema, for structured output
     answer_check: Callable[..., Any] | None = None  # the check the loop will apply to an answer
+    decoding: WhileDecoding | None = None  # what a layer asks while the reply is written
+
+    def asking(self, decoding: WhileDecoding) -> ModelRequest:
+        """This request with ``decoding`` asked too (beside what other layers asked)."""
+        joined = decoding if self.decoding is None else self.decoding.adding(decoding)
+        return replace(self, decoding=joined)
 
 
 Stopped: TypeAlias = Literal["repeated", "length"]

@@ -19,7 +19,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from ...decision import is_standard_control
-from ...language import Language
 from ...messages import Message, loads
 from ...textcalls import json_payloads
 from ..base import ModelResponse, ToolChoice, Usage
@@ -33,7 +32,6 @@ __all__ = [
     "parse_decision",
     "renderable",
     "response_of",
-    "ungrounded_note",
     "with_instruction",
 ]
 
@@ -114,19 +112,6 @@ def decision_schema(
         options.append({k: v for k, v in answer.items() if k != "$defs"})
     schema = options[0] if len(options) == 1 else {"anyOf": options}
     return {**schema, "$defs": defs} if defs and tool_choice == "auto" else schema
-
-
-def ungrounded_note(missing: dict[str, list[str]], language: Language = "en") -> str:
-    """The instruction after a call whose required values the conversation does not give, in the
-    user's language: the small model often repeats it in its answer."""
-    if language == "zh":
-        what = "；".join(f"{name} 需要 {'、'.join(args)}" for name, args in missing.items())
-        return f"现在不要调用函数：{what}，对话中没有给出这些值。请直接简短地回答用户；如果需要这些值，请向用户询问。"
-    what = "; ".join(f"{name} needs {', '.join(args)}" for name, args in missing.items())
-    return (
-        f"Do not call a function now: {what}, and the conversation does not give these values. "
-        "Answer the user directly and briefly. If the request needs those values, ask the user for them."
-    )
 
 
 def _arguments(parameters: dict[str, Any] | None, fill: bool = False) -> dict[str, Any]:

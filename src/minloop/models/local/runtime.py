@@ -4,7 +4,6 @@ chat completions on its single slot, and its own template and tokenizer endpoint
 from __future__ import annotations
 
 import json
-import math
 import os
 import threading
 import urllib.request
@@ -24,7 +23,6 @@ __all__ = [
     "get",
     "load",
     "post",
-    "relevance_of",
     "tokenize",
 ]
 
@@ -141,31 +139,3 @@ def tokenize(server: Any, text: str) -> list[int]:
 RELEVANCE_QUESTION = (
     'Which function fits the user\'s request? Reply with the function name, or "none" if no function fits.'
 )
-
-
-def relevance_of(server: Any, lock: threading.Lock, body: dict[str, Any]) -> float:
-    """1 - P("none") when the model names the function that fits the request (or "none").
-
-    The question goes after the conversation and the reply is constrained to the tool names and
-    "none"; the probability is read from the first token of the name. The decision call that
-    follows reuses the whole conversation prefix from the KV cache.
-    """
-    names = [t["function"]["name"] for t in body.get("tools") or []]
-    probe = {k: v for k, v in body.items() if k != "json_schema"}
-    probe.update(
-        messages=[*body["messages"], {"role": "system", "content": RELEVANCE_QUESTION}],
-        json_schema={"enum": [*names, "none"]},
-        max_tokens=3,
-        logprobs=True,
-        top_logprobs=20,
-    )
-    reply = complete(server, lock, probe, whole=True)
-    tokens = (reply["choices"][0].get("logprobs") or {}).get("content") or []
-    first = tokens[1] if len(tokens) > 1 else (tokens[0] if tokens else {})  # tokens[0] is the quote
-    mass = {
-        str(o.get("token", "")): math.exp(float(o.get("logprob", -99)))
-        for o in first.get("top_logprobs") or []
-    }
-    total = sum(mass.values())
-    none = sum(v for k, v in mass.items() if k.strip().lower().startswith("non"))
-    return 1.0 - none / total if total else 1.0

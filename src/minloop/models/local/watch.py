@@ -1,19 +1,17 @@
-"""Stopping a call at its first required value that the conversation does not give.
+"""Stopping a call at its first refused value, while it is decoded.
 
-A call resting on an invented required value is not made (see ``grounding``): the model is
-asked for a short answer instead, and the rest of the call would be thrown away. Writing every
-option (``decoding.filled``) makes such calls longer, so ``CallWatch`` reads a decision as it is
-generated and stops it as soon as one argument of the call is complete and grounding rejects it.
+A layer may refuse a call for one of its values (``WhileDecoding.refuse``: the grounding layer
+refuses a required value nobody said), and then the rest of the call would be thrown away.
+``CallWatch`` reads a decision as it is generated and, each time one more argument of a call is
+complete, asks ``refuse``; it stops the decision at the first refusal.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
-
-from .grounding import Grounds
 
 __all__ = ["CallWatch"]
 
@@ -24,20 +22,19 @@ _OPEN, _CLOSE = "{[", "}]"
 
 class CallWatch:
     """Reads a decision's text as it grows (call it with each piece; it returns True to stop)
-    and, for a single call, checks each argument when its value is complete. ``missing`` then
-    names the call and the required argument that is not grounded, as ``ground_calls`` would."""
+    and, for a single call to one of ``tools``, gives ``refuse`` the arguments each time one more
+    is complete. ``refused`` then names the call, and ``arguments`` holds what was read."""
 
     def __init__(
-        self, tools: Sequence[Mapping[str, Any]], messages: Sequence[Mapping[str, Any]], *, resolve: bool
+        self, tools: Sequence[Mapping[str, Any]], refuse: Callable[[str, dict[str, Any]], bool]
     ) -> None:
         self.specs = {t["function"]["name"] for t in tools if "function" in t}
-        self.tools, self.messages, self.resolve = tools, messages, resolve
-        self._grounds: Grounds | None = None  # read at the first complete argument
+        self.refuse = refuse
         self.reset()
 
     def reset(self) -> None:
         """Forget the reply read so far: it is generated again."""
-        self.missing: dict[str, list[str]] = {}
+        self.refused: str | None = None
         self.arguments: dict[str, Any] = {}  # the call's arguments read so far
         self.text = ""
         self._name: str | None = None
@@ -86,10 +83,7 @@ class CallWatch:
             self._over = True
             return False
         assert self._name is not None
-        if self._grounds is None:
-            self._grounds = Grounds(self.tools, self.messages, resolve=self.resolve)
-        _, lost = self._grounds.check(self._name, arguments)
         self.arguments = arguments
-        if lost:
-            self.missing, self._over = {self._name: lost}, True
-        return bool(lost)
+        if self.refuse(self._name, arguments):
+            self.refused, self._over = self._name, True
+        return self.refused is not None

@@ -8,17 +8,13 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...language import Language
-from .asked import last_said
-from .policy import named_tools
+from ..language import Language
+from .ranking import named_by, terms
 from .results import reason
 
 __all__ = [
     "BETWEEN",
-    "COMPUTED",
     "DECLINES",
-    "GIVEN",
-    "HONESTY",
     "LEFT_OUT",
     "NOTES",
     "NO_TOOL",
@@ -26,8 +22,11 @@ __all__ = [
     "RETURNED",
     "SEPARATOR",
     "UNUSED",
+    "last_said",
+    "named_tools",
     "plain_statement",
     "plainly",
+    "ungrounded_note",
 ]
 
 NOTES: dict[Language, str] = {
@@ -40,13 +39,6 @@ NOTES: dict[Language, str] = {
         "你的回答中的 {facts} 没有出现在任何工具结果或用户消息中。请只根据工具结果重新回答；"
         "如果工具结果里没有，请直接说明你没有这些信息，不要猜测。"
     ),
-}
-HONESTY: dict[Language, str] = {
-    "en": (
-        "State only facts that the user or a tool result gave. If no tool provides what the user asks "
-        "for, say so and name what is missing."
-    ),
-    "zh": "只陈述用户或工具结果给出的事实。如果没有工具能提供用户要的信息，请直接说明，并指出缺少什么。",
 }
 UNUSED: dict[Language, str] = {
     "en": (
@@ -65,14 +57,6 @@ LEFT_OUT: dict[Language, str] = {
         "call above, for each thing the user asked about."
     ),
     "zh": "你的回答漏掉了 {tool} 对 {what} 返回的结果：{values}。请根据上面每一次调用的结果重新回答，用户问到的每一项都要回答。",
-}
-GIVEN: dict[Language, str] = {
-    "en": "The tool results above give what the user asked for. Answer from them.",
-    "zh": "上面的工具结果已经给出了用户所问的内容。请根据这些结果用中文回答。",
-}
-COMPUTED: dict[Language, str] = {
-    "en": "Your answer leaves out what {tool} computed: {value}. Answer again with that number.",
-    "zh": "你的回答漏掉了 {tool} 算出的结果：{value}。请用这个数字重新回答。",
 }
 READING: dict[Language, str] = {
     "en": " The tool result gives the time as {times}.",
@@ -115,6 +99,34 @@ SAID: dict[Language, dict[str, str]] = {
 }
 BETWEEN: dict[Language, str] = {"en": "; ", "zh": "；"}
 QUOTED_CHARS = 200
+
+
+def ungrounded_note(missing: dict[str, list[str]], language: Language = "en") -> str:
+    """The instruction after a call whose required values the conversation does not give, in the
+    user's language: the small model often repeats it in its answer."""
+    if language == "zh":
+        what = "；".join(f"{name} 需要 {'、'.join(args)}" for name, args in missing.items())
+        return f"现在不要调用函数：{what}，对话中没有给出这些值。请直接简短地回答用户；如果需要这些值，请向用户询问。"
+    what = "; ".join(f"{name} needs {', '.join(args)}" for name, args in missing.items())
+    return (
+        f"Do not call a function now: {what}, and the conversation does not give these values. "
+        "Answer the user directly and briefly. If the request needs those values, ask the user for them."
+    )
+
+
+def last_said(messages: Sequence[Mapping[str, Any]]) -> str:
+    """The text of the last user message ("" when none)."""
+    for message in reversed(messages):
+        if message.get("role") == "user":
+            content = message.get("content")
+            return content if isinstance(content, str) else ""
+    return ""
+
+
+def named_tools(tools: Sequence[Mapping[str, Any]], text: str) -> list[Mapping[str, Any]]:
+    """The tools ``text`` names: a word of it names what the tool is about (``ranking.named_by``)."""
+    words = set(terms(text))
+    return [t for t in tools if words & named_by(t)]
 
 
 def plain_statement(

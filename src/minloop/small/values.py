@@ -1,4 +1,5 @@
-"""Are a call's argument values in the conversation, or did the model make them up?
+"""Are a call's argument values in the conversation, or did the model make them up? (For the
+grounding layer, ``minloop.small.grounding``.)
 
 A small model asked to decide between a tool and an answer almost always picks a tool, and
 fills the arguments it was not given with plausible inventions: a BMI for "how many calories
@@ -49,7 +50,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...language import (
+from ..language import (
     Language,
     code_names,
     date_format,
@@ -62,8 +63,6 @@ from ...language import (
     user_language,
     zones_in,
 )
-from .kinds import named_kinds, with_kind
-from .places import per_place
 
 __all__ = [
     "Evidence",
@@ -302,8 +301,6 @@ def ground_calls(
 ) -> tuple[dict[str, Any], dict[str, list[str]]]:
     """An assistant message's calls with ungrounded optional arguments pruned, and, per tool name,
     the required arguments that are not grounded (empty when every call stands on the conversation).
-    A call reading the time of none of the places the user named is made once per place
-    (``places.per_place``).
 
     With ``resolve``, values are first mapped onto their parameter's vocabulary (``resolve_values``);
     with ``stated``, options are kept only when the user stated them (``prune``).
@@ -311,7 +308,7 @@ def ground_calls(
     loop's own contract checks answer those."""
     grounds = Grounds(tools, messages, resolve=resolve)
     calls, missing = [], {}
-    for call in per_place(message.get("tool_calls") or [], grounds.specs, grounds.zones):
+    for call in message.get("tool_calls") or []:
         fn = call.get("function") or {}
         params = grounds.specs.get(fn.get("name"))
         try:
@@ -341,18 +338,13 @@ class Grounds:
         }
         self.evidence = Evidence.of(messages)
         self.zones = named_zones(messages) if resolve else []
-        self.kinds = named_kinds(messages) if resolve else []
         self.resolve = resolve
 
     def check(self, name: str, arguments: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         """The arguments of a call to the known tool ``name``, resolved (with ``resolve``) and
         trimmed, and its required arguments that are not grounded."""
         params = self.specs[name]
-        args = (
-            with_kind(resolve_values(arguments, params, self.zones), params, self.kinds, self.evidence.has)
-            if self.resolve
-            else arguments
-        )
+        args = resolve_values(arguments, params, self.zones) if self.resolve else arguments
         args = trim(args, self.evidence)
         return args, ungrounded(args, params, self.evidence)
 

@@ -14,7 +14,7 @@ import re
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-from ...language import chinese_number, zones_in
+from ..language import chinese_number, zones_in
 
 __all__ = ["TIME", "hour_in", "instants", "placed", "readings", "said", "shown", "stated", "time_of"]
 

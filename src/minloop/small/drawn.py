@@ -10,10 +10,10 @@ from collections.abc import Mapping, Sequence
 from itertools import pairwise
 from typing import Any
 
-from ...language import numbers_in
-from .policy import since_user
-from .select import terms
-from .signs import follows
+from ..language import numbers_in
+from .notes import last_said
+from .ranking import terms
+from .results import outcomes
 
 __all__ = ["LIST_MARKER", "among", "draws_on_tools", "rounded_among", "tool_values"]
 
@@ -29,7 +29,7 @@ _POLARITY = re.compile(r"^\W*(?:(?P<yes>yes|yeah|yep)|no|nope)\b", re.IGNORECASE
 def draws_on_tools(answer: str, messages: Sequence[Mapping[str, Any]]) -> bool | None:
     """Whether ``answer`` states something only the tool results since the user last spoke gave:
         a number, a word or a weekday that no user message has (a number without its sign too), or a
-    rise or a fall that a change in the results bears out. ``None`` when no tool ran."""
+    "yes" or "no" the results bear out. ``None`` when no tool ran."""
     tools = tool_values(messages)
     if tools is None:
         return None
@@ -39,8 +39,7 @@ def draws_on_tools(answer: str, messages: Sequence[Mapping[str, Any]]) -> bool |
         if value not in (0.0, 1.0) and rounded_among(value, given) and not among(value, said):
             return True
     words = set(_terms(answer)) | {_WEEKDAYS[_CN_DAYS.index(d)] for d in _CN_WEEKDAY.findall(answer)}
-    drawn = bool(words & (set(_terms(tools)) - set(_terms(user)))) or _agrees(answer, messages, tools)
-    return drawn or follows(answer, messages)  # "跌了" beside a change of -2.1
+    return bool(words & (set(_terms(tools)) - set(_terms(user)))) or _agrees(answer, messages, tools)
 
 
 def _agrees(answer: str, messages: Sequence[Mapping[str, Any]], tools: str) -> bool:
@@ -48,11 +47,11 @@ def _agrees(answer: str, messages: Sequence[Mapping[str, Any]], tools: str) -> b
     "yes" when a word it asks about (not a value a call took) is in them, "no" when none is.
     "Is it raining in London?" answered "Yes, it is raining in London." beside "light rain"
     restates the question's words, but its "yes" is what the results say."""
-    said, calls, _ = since_user(messages)
+    said, calls = last_said(messages), [o.arguments for o in outcomes(messages)]
     polarity = _POLARITY.match(answer)
     if not _YES_NO.match(said) or polarity is None:
         return False
-    asked = set(terms(said)) - set(terms(json.dumps([c["arguments"] for c in calls])))
+    asked = set(terms(said)) - set(terms(json.dumps(calls)))
     return bool(asked) and bool(asked & set(terms(tools))) == bool(polarity["yes"])
 
 

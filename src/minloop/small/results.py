@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any, Literal
 
-from ...language import numbers_in
+from ..language import numbers_in
 
 __all__ = [
     "Outcome",
@@ -35,7 +35,6 @@ __all__ = [
     "reason",
     "served",
     "text_of",
-    "uncomputed",
     "unserved",
 ]
 
@@ -145,20 +144,6 @@ def _loads(content: Any) -> Any:
         return json.loads(content)
     except ValueError:
         return content
-
-
-def uncomputed(answer: str, messages: Sequence[Mapping[str, Any]]) -> tuple[Outcome, float] | None:
-    """The last call since the user spoke, and the number it computed, when it evaluated an
-    expression and the answer states no number within 0.5% of that one (see the module)."""
-    done = outcomes(messages)
-    last = done[-1] if done else None
-    if last is None or last.kind != "served" or list(last.arguments) != ["expression"]:
-        return None
-    value = last.result.get("result") if isinstance(last.result, dict) else last.result
-    if not isinstance(value, int | float) or isinstance(value, bool):
-        return None
-    close = any(abs(n - value) <= 0.005 * abs(value) + 0.005 for n in numbers_in(answer))
-    return None if close else (last, float(value))
 
 
 def reason(error: str) -> str:

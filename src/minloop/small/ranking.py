@@ -1,8 +1,8 @@
-"""Choosing the few tools that can matter for a request, before the embedded model decides.
+"""Ranking a menu's tools against a request, for the menu layer (``minloop.small.menu``).
 
-Every tool definition shown to the embedded model costs prompt evaluation (~100 tokens/s on two
+Every tool definition shown to a small model costs prompt evaluation (~100 tokens/s on two
 CPU cores), and every tool that cannot serve the request is one more distractor. Above a menu
-size, ``LocalModel`` shows only the tools chosen here: a BM25 ranking of the tools against the
+size, ``ToolMenu`` shows only the tools chosen here: a BM25 ranking of the tools against the
 conversation's user messages, over each tool's name, description, parameter names, parameter
 descriptions and enum values. It takes a few milliseconds for 50 tools on a CPU (tens the first
 time their words are stemmed), offline.
@@ -33,9 +33,8 @@ from typing import Any
 
 import snowballstemmer
 
-from ...language import unit_names
-from ..base import ModelRequest
-from .currencies import currencies_in, currency_tool
+from ..language import unit_names
+from ..models.base import ModelRequest
 
 __all__ = [
     "Selection",
@@ -224,8 +223,7 @@ def select_tools(
     and scores at least ``ratio`` times the best tool's score (below 0.7 of it, only when it
     matches words of its own or misses at most one of those the tools ranked above it match: a
     tool that matches fewer of the same words is a near-alike distractor), or when it is the
-    best match of one part of a request that asks for several things, or it converts currencies
-    and the request names two. Tools named in ``keep``
+    best match of one part of a request that asks for several things. Tools named in ``keep``
     (for example, already called in this conversation) are always shown. The chosen tools keep
     the order they have in the menu: with the ranking's order, the time server's ``convert_time``
     (its description names Tokyo) came before ``get_current_time`` and the 0.5B model called it
@@ -241,18 +239,10 @@ def select_tools(
     for i in _best_of_parts(collection, messages):
         if i not in chosen and len(chosen) < limit:
             chosen.append(i)
-    kept = set(keep) | _converting(tools, messages)
+    kept = set(keep)
     chosen = sorted({*chosen, *(i for i, name in enumerate(names) if name in kept)})
     comparable = _script(query) is None or any(_script(Counter(d)) == _script(query) for d in docs)
     return Selection([tools[i] for i in chosen], dict(zip(names, scores, strict=True)), comparable)
-
-
-def _converting(tools: Sequence[dict[str, Any]], messages: Sequence[dict[str, Any]]) -> set[str]:
-    """The tool that converts currencies, when the last user message names two: "How many Japanese
-    yen are 250 US dollars?" ranked the restaurant search first, for "Japanese"."""
-    said = _said(messages)
-    tool = currency_tool(tools) if said and len(currencies_in(said[-1])) >= 2 else None
-    return {tool} if tool else set()
 
 
 def narrowed(

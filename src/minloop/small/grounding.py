@@ -1,0 +1,152 @@
+"""A call resting on values nobody said is not made.
+
+A small model asked to decide between a tool and an answer almost always picks a tool, and
+fills the arguments it was not given with plausible inventions: a date for "when was the
+Declaration signed", a city for "what's the weather". ``Grounding`` checks each call of a
+decision against the conversation (``values``: the user's, system and tool messages, and the
+request's English translation when one was made): values are first mapped onto their
+parameter's vocabulary (a time zone, an enum member, a date format), optional arguments whose
+values are not found are dropped (the function's default applies), and when a *required* value
+is not found, or the arguments are cut off (no JSON object: a runaway at the length limit), the
+call is not made. When that value is the example of the tool's own
+description ("(17 + 5) * 3" asked "What is 17 * 23?"), the model is asked once for the call
+again, told so; otherwise, or when that call is no better, it is asked once more, tools off,
+told which values are missing, for a short answer (it says what it needs, or asks the user).
+
+A model that reads its reply as it writes it stops the call at the first such value
+(``WhileDecoding.refuse``), so the rest of the invention is never written.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from ..language import Language, user_language
+from ..layer import CallModel, Layer
+from ..messages import Message
+from ..models.base import ModelRequest, WhileDecoding
+from ..state import Reply, RunState
+from .again import brief
+from .notes import ungrounded_note
+from .translation import english
+from .values import Grounds, ground_calls
+
+__all__ = ["EXAMPLE", "Grounding"]
+
+EXAMPLE: dict[Language, str] = {
+    "en": (
+        "The value you gave {tool} is the example in its description, not what the user asked. "
+        "Call {tool} again with the values of the user's request."
+    ),
+    "zh": "你给 {tool} 的值是它说明中的示例，不是用户问的内容。请用用户请求中的值重新调用 {tool}。",
+}
+
+
+class Grounding(Layer):
+    """Calls checked against the conversation (see the module); ``resolve`` maps values onto
+    their parameter's vocabulary first."""
+
+    def __init__(self, resolve: bool = True) -> None:
+        self.resolve = resolve
+
+    async def wrap_model(self, run: RunState, request: ModelRequest, call: CallModel) -> Reply:
+        if request.tool_choice == "none" or not request.tools:
+            return await call(request)
+        evidence = _evidence(request.messages, english(run))
+        refuse = _Refusal(request.tools, evidence, self.resolve)
+        reply = await call(request.asking(WhileDecoding(refuse=refuse)))
+        if not reply.response.message.get("tool_calls"):
+            return reply
+        message, missing = ground_calls(reply.response.message, request.tools, evidence, resolve=self.resolve)
+        missing |= _cut_off(message)
+        if not missing:
+            return replace(reply, response=replace(reply.response, message=message))
+        if (tool := _example_of(message, missing, request.tools)) is not None:
+            again = await self._again(request, call, tool, evidence)
+            if again is not None:
+                return again
+        note: Message = {
+            "role": "system",
+            "content": ungrounded_note(missing, user_language(request.messages)),
+        }
+        retry = replace(request, messages=[*request.messages, note], tool_choice="none")
+        answer = await call(retry.asking(WhileDecoding(stop=brief)))
+        usage = reply.response.usage + answer.response.usage
+        return Reply(replace(answer.response, usage=usage), reply.latency + answer.latency)
+
+    async def _again(
+        self, request: ModelRequest, call: CallModel, tool: str, evidence: list[Message]
+    ) -> Reply | None:
+        """The call to ``tool`` asked for once more, after it copied its description's example;
+        ``None`` when that call does not stand on the conversation either."""
+        note: Message = {
+            "role": "system",
+            "content": EXAMPLE[user_language(request.messages)].format(tool=tool),
+        }
+        forced = {"type": "function", "function": {"name": tool}}
+        again = replace(request, messages=[*request.messages, note], tool_choice=forced)
+        reply = await call(
+            again.asking(WhileDecoding(refuse=_Refusal(request.tools, evidence, self.resolve)))
+        )
+        message, missing = ground_calls(reply.response.message, request.tools, evidence, resolve=self.resolve)
+        if not message.get("tool_calls") or missing:
+            return None
+        return replace(reply, response=replace(reply.response, message=message))
+
+
+def _example_of(
+    message: Message, missing: dict[str, list[str]], tools: Sequence[Mapping[str, Any]]
+) -> str | None:
+    """The tool whose refused value is written in its own description (its example), if any."""
+    described = {
+        t["function"]["name"]: str(t["function"].get("description") or "") for t in tools if "function" in t
+    }
+    for called in message.get("tool_calls") or []:
+        fn = called.get("function") or {}
+        tool, arguments = str(fn.get("name")), _loads(fn.get("arguments"))
+        for name in missing.get(tool, []):
+            value = arguments.get(name)
+            if isinstance(value, str) and len(value) >= 3 and value in described.get(tool, ""):
+                return tool
+    return None
+
+
+def _cut_off(message: Message) -> dict[str, list[str]]:
+    """The calls whose arguments are no JSON object: cut off at the length limit, a runaway."""
+    cut: dict[str, list[str]] = {}
+    for called in message.get("tool_calls") or []:
+        fn = called.get("function") or {}
+        if _loads(fn.get("arguments") or "{}", None) is None:
+            cut[str(fn.get("name"))] = ["arguments"]
+    return cut
+
+
+def _loads(raw: Any, empty: Any = {}) -> Any:  # noqa: B006 - read only
+    try:
+        value = json.loads(raw) if isinstance(raw, str) else raw
+    except ValueError:
+        return empty
+    return value if isinstance(value, dict) else empty
+
+
+class _Refusal:
+    """Whether a call's arguments read so far hold a required value the conversation does not give."""
+
+    def __init__(
+        self, tools: Sequence[Mapping[str, Any]], evidence: Sequence[Message], resolve: bool
+    ) -> None:
+        self.tools, self.evidence, self.resolve = tools, evidence, resolve
+        self.grounds: Grounds | None = None  # read at the first complete argument
+
+    def __call__(self, tool: str, arguments: dict[str, Any]) -> bool:
+        self.grounds = self.grounds or Grounds(self.tools, self.evidence, resolve=self.resolve)
+        return tool in self.grounds.specs and bool(self.grounds.check(tool, arguments)[1])
+
+
+def _evidence(messages: Sequence[Message], translation: str | None) -> list[Message]:
+    """What a call's values are grounded in: the conversation, and the user's last message in
+    English when it was translated."""
+    return [*messages, {"role": "user", "content": translation}] if translation else list(messages)

@@ -1,0 +1,154 @@
+"""The small-model layers (``minloop.small``) on the generic seam: any model gets them."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from minloop import Loop, MinloopError, tool
+from minloop.models.base import ModelRequest, WhileDecoding
+from minloop.models.local import LocalModel
+from minloop.small import LAYERS, EvidenceCheck, Grounding, ToolMenu, small_model_layers
+from minloop.small.notes import ungrounded_note
+from minloop.testing import ScriptedModel, call, reply
+
+
+@tool
+def get_weather(city: str) -> dict[str, object]:
+    """Get the current weather in a city."""
+    return {"city": city, "temperature_c": 18, "condition": "sunny"}
+
+
+@tool
+def find_order(order_id: str) -> dict[str, object]:
+    """Look up an order by its id."""
+    return {"order_id": order_id, "status": "shipped"}
+
+
+def test_the_layers_come_one_per_concern_and_each_can_be_left_out() -> None:
+    names = list(LAYERS)
+    assert names == ["translation", "menu", "language", "grounding", "evidence", "again"]
+    assert [type(layer).__name__ for layer in small_model_layers()] == [
+        "Translation", "ToolMenu", "UserLanguage", "Grounding", "EvidenceCheck", "AnswerAgain",
+    ]  # fmt: skip
+    kept = small_model_layers(without=("menu", "evidence"))
+    assert [type(layer).__name__ for layer in kept] == [
+        "Translation",
+        "UserLanguage",
+        "Grounding",
+        "AnswerAgain",
+    ]
+    with pytest.raises(
+        MinloopError, match="no small-model layer is called 'policy': the names are translation"
+    ):
+        small_model_layers(without=["policy"])
+
+
+def test_the_embedded_model_brings_the_layers_and_its_plain_twin_none() -> None:
+    model = LocalModel()  # nothing is loaded until a call
+    assert [type(layer) for layer in model.layers] == [type(layer) for layer in small_model_layers()]
+    assert model.plain().layers == ()
+    assert LocalModel(layers=[Grounding()]).layers[0].__class__ is Grounding
+
+
+def test_a_call_on_a_value_nobody_said_is_not_made_and_the_model_answers_briefly() -> None:
+    model = ScriptedModel([reply(None, call("get_weather", {"city": "Paris"})), "Which city do you mean?"])
+    with model:
+        result = Loop(model, [get_weather], layers=small_model_layers()).run_sync("What's the weather like?")
+    assert result.messages == [
+        {"role": "user", "content": "What's the weather like?"},
+        {"role": "assistant", "content": "Which city do you mean?"},
+    ]
+    asked_again = model.requests[1]
+    assert asked_again.tool_choice == "none"
+    assert asked_again.messages[-1] == {
+        "role": "system",
+        "content": ungrounded_note({"get_weather": ["city"]}),
+    }
+    first = model.requests[0].decoding
+    assert first is not None and first.refuse is not None and first.language == "en"
+    assert first.refuse("get_weather", {"city": "Paris"}) and not first.refuse(
+        "get_weather", {"city": "weather"}
+    )
+
+
+def test_a_call_on_values_the_user_gave_is_made_and_the_answer_held_to_the_result() -> None:
+    model = ScriptedModel(
+        [
+            reply(None, call("find_order", {"order_id": "A1234"})),
+            "Order A1234 shipped on 13 May.",  # "13" is no fact a tool gave
+            "Order A1234 has shipped.",
+        ]
+    )
+    with model:
+        result = Loop(model, [find_order], layers=small_model_layers()).run_sync("Where is order A1234?")
+    assert [s.decision for s in result.steps] == ["tool_calls", "unfinished", "answer"]
+    assert result.output == "Order A1234 has shipped."
+    assert model.requests[2].tool_choice == "none"  # sent back: answered again, tools off
+
+
+def test_a_chinese_request_is_translated_once_and_answered_in_chinese() -> None:
+    model = ScriptedModel(
+        [
+            "Where is order A1234?",  # the translation
+            reply(None, call("find_order", {"order_id": "A1234"})),
+            "订单 A1234 已发货（shipped）。",
+        ]
+    )
+    with model:
+        result = Loop(model, [find_order], layers=small_model_layers()).run_sync("订单A1234在哪里？")
+    assert result.output == "订单 A1234 已发货（shipped）。"
+    translation, decision, answer = model.requests
+    assert (
+        translation.tools == ()
+        and translation.messages[-1]["content"] == 'Translate into English: "订单A1234在哪里？"'
+    )
+    assert decision.messages[-1] == {
+        "role": "system",
+        "content": 'The user\'s message in English: "Where is order A1234?"',
+    }
+    assert answer.messages[-1]["content"].endswith("请用中文回答用户。")
+    assert answer.decoding is not None and answer.decoding.language == "zh"
+
+
+def test_a_large_menu_is_narrowed_to_the_tools_that_share_words_with_the_request() -> None:
+    many = [get_weather, find_order] + [
+        tool(lambda x: x, name=f"tool_{i}", description=f"Convert a thing number {i} into another kind.")
+        for i in range(40)
+    ]
+    model = ScriptedModel(["I would call get_weather."])
+    with model:
+        Loop(model, many, layers=[ToolMenu()]).run_sync("What is the weather in Paris?")
+    assert [spec["function"]["name"] for spec in model.requests[0].tools] == ["get_weather"]
+
+
+def test_an_answer_check_over_http_is_the_same_layer_as_in_process() -> None:
+    check = EvidenceCheck()
+    assert check("It is 22 C.", [{"role": "user", "content": "Weather?"}]) is not None  # a callable check
+    request = ModelRequest([{"role": "user", "content": "hi"}]).asking(WhileDecoding(stop=lambda t: False))
+    both = request.asking(WhileDecoding(stop=lambda t: t.endswith("."), language="zh")).decoding
+    assert both is not None and both.stop is not None and both.stop("Done.") and both.language == "zh"
+    assert json.dumps(LAYERS["evidence"]().__class__.__name__) == '"EvidenceCheck"'
+
+
+def test_a_call_that_copies_its_tools_example_is_asked_for_once_more() -> None:
+    from minloop.builtins import calculator
+    from minloop.small.grounding import EXAMPLE
+
+    model = ScriptedModel(
+        [
+            reply(None, call("calculator", {"expression": "(17 + 5) * 3"})),  # the description's example
+            reply(None, call("calculator", {"expression": "17 * 23"})),
+            "17 * 23 is 391.",
+        ]
+    )
+    with model:
+        result = Loop(model, [calculator], layers=small_model_layers()).run_sync("What is 17 * 23?")
+    assert result.output == "17 * 23 is 391."
+    assert [c.arguments for s in result.steps for c in s.tool_calls] == [
+        json.dumps({"expression": "17 * 23"})
+    ]
+    again = model.requests[1]
+    assert again.tool_choice == {"type": "function", "function": {"name": "calculator"}}
+    assert again.messages[-1] == {"role": "system", "content": EXAMPLE["en"].format(tool="calculator")}
