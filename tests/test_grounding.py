@@ -157,7 +157,7 @@ def test_required_values_must_be_given_and_optional_inventions_are_dropped() -> 
     assert ungrounded(invented, BMI, unrelated) == ["weight", "height"]
 
 
-def test_options_the_model_had_to_write_are_kept_only_when_the_user_stated_them() -> None:
+def test_options_are_kept_when_found_or_offered_by_the_schema() -> None:
     crime = {
         "type": "object",
         "properties": {
@@ -183,27 +183,9 @@ def test_options_the_model_had_to_write_are_kept_only_when_the_user_stated_them(
         "tags": [],
     }
     asked = Evidence("Look up details of a felony record CA123456 with a rating of at least 4.5")
-    assert prune(written, crime, asked, stated=True) == {
-        "case_number": "CA123456",
-        "details": True,
-        "kind": "felony",
-        "rating": 4.5,
-    }
-    # chosen freely, a boolean, an enum member and an empty value stand as the model wrote them;
-    # a 1 that the text does not give goes
+    # a boolean, an enum member and an empty value stand as the model wrote them; a 1 that the
+    # text does not give goes
     assert prune(written, crime, asked) == {k: v for k, v in written.items() if k != "round_to"}
-    terse = Evidence("Look up record CA123456")
-    assert prune(written, crime, terse, stated=True) == {"case_number": "CA123456"}
-    # a flag's leading verb is not asked for: "include_description" is stated by "description"
-    assert prune(
-        {"case_number": "CA1", "include_description": True},
-        crime,
-        Evidence("CA1 with a description"),
-        stated=True,
-    ) == {
-        "case_number": "CA1",
-        "include_description": True,
-    }
 
 
 def test_ground_calls_prunes_reports_and_leaves_what_the_loop_checks() -> None:

@@ -16,7 +16,6 @@ from minloop.models.local.decoding import (
     answer_schema,
     bounded,
     decision_schema,
-    filled,
     parse_decision,
 )
 from minloop.models.openai import OpenAIModel
@@ -246,36 +245,6 @@ def test_the_embedded_model_constrains_its_answer_to_the_output_schema() -> None
     assert with_tools["anyOf"][-1] == answer_schema(schema)
     assert "json_schema" not in local.body(ModelRequest(asked))
     assert getattr(local, "structured_output", False) is True
-
-
-def test_a_filled_call_writes_every_plain_option_and_leaves_objects_optional() -> None:
-    params = {
-        "type": "object",
-        "properties": {
-            "rank": {"type": "string"},
-            "deck": {
-                "type": "array",
-                "items": {"type": "object", "properties": {"suit": {"type": "string"}}},
-            },
-            "shuffle": {"type": "boolean"},
-            "suits": {"type": "array", "items": {"type": "string", "enum": ["hearts", "spades"]}},
-            "pattern": {"anyOf": [{"type": "string"}, {"type": "null"}]},
-            "where": {"$ref": "#/$defs/Place"},
-        },
-        "required": ["rank"],
-    }
-    assert filled(params) == {**params, "required": ["rank", "shuffle", "suits", "pattern"]}
-    assert filled({"type": "object"}) == {"type": "object"}
-    tools = [{"type": "function", "function": {"name": "find_card", "parameters": params}}]
-    call = decision_schema(tools, "auto", fill=True)["anyOf"][0]
-    suits = {**params["properties"]["suits"], "maxItems": 2}
-    assert call["properties"]["arguments"] == {
-        **params,
-        "properties": {**params["properties"], "suits": suits},
-        "required": ["rank", "shuffle", "suits", "pattern"],
-        "additionalProperties": False,
-    }
-    assert decision_schema(tools, "auto")["anyOf"][0]["properties"]["arguments"]["required"] == ["rank"]
 
 
 def test_a_list_of_choices_is_decoded_with_at_most_as_many_items_as_choices() -> None:

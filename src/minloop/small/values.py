@@ -81,11 +81,6 @@ _DECIMAL = re.compile(r"\d+(?:\.\d+)?")
 _LIST_COMMA = re.compile(r"(?<=\d),(?=\d)")  # "[200,300,400]": a list, or thousands
 _NAME = re.compile(r"[a-z0-9 '.-]+")  # a name in words ("british pound"), no symbol
 _DOTTED = re.compile(r"\b(?:[a-z]\.)+[a-z]?\b")  # "u.s.", "u.s.a"
-_NAME_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")  # "include_description", "showDetails"
-# the verb a flag's name begins with: "include_description" is stated by "description"
-_FLAG_VERBS = frozenset(
-    ["include", "is", "has", "use", "enable", "show", "want", "with", "get", "return", "allow"]
-)
 _TRACE_ID = re.compile(r"trc_\d{12}_[0-9a-f]{6}")  # the loop's own stamp in every tool result, not a fact
 _STOP = frozenset(  # words that say nothing of a value
     "a an the of to in on at by for and or with from as is are be it its this that these those my your our "  # noqa: SIM905
@@ -232,42 +227,18 @@ def trim(arguments: Mapping[str, Any], evidence: Evidence) -> dict[str, Any]:
     return trimmed
 
 
-def prune(
-    arguments: Mapping[str, Any],
-    parameters: Mapping[str, Any],
-    evidence: Evidence,
-    *,
-    stated: bool = False,
-) -> dict[str, Any]:
-    """``arguments`` without the optional ones whose values are not found in ``evidence``.
-
-    With ``stated`` (the model had to write every option, see ``decoding.filled``) an option
-    is kept only when the user stated it: a boolean when the words of its name are in the text
-    ("details" for ``detailed``), an enum member or a 0 or 1 when written there, and never an
-    empty value or ``null``. A value that repeats its parameter's description is dropped."""
+def prune(arguments: Mapping[str, Any], parameters: Mapping[str, Any], evidence: Evidence) -> dict[str, Any]:
+    """``arguments`` without the optional ones whose values are not found in ``evidence``, or
+    that repeat their parameter's description."""
     required = set(parameters.get("required") or [])
     props = parameters.get("properties") or {}
 
     def kept(name: str, value: Any) -> bool:
         if name in required:
             return True
-        if _copied(value, props.get(name)):
-            return False
-        return _stated(name, value, evidence) if stated else _free(props.get(name)) or evidence.has(value)
+        return not _copied(value, props.get(name)) and (_free(props.get(name)) or evidence.has(value))
 
     return {k: v for k, v in arguments.items() if kept(k, v)}
-
-
-def _stated(name: str, value: Any, evidence: Evidence) -> bool:
-    if value is None or value in ("", [], {}):
-        return False
-    if isinstance(value, bool):
-        words = [w.lower() for w in _NAME_WORD.findall(name)]
-        words = [w for w in words if w not in _FLAG_VERBS and w not in _STOP]
-        return bool(words) and all(evidence._has_word(w) for w in words)
-    if isinstance(value, int | float) and value in (0, 1):
-        return any(_close(float(value), n) for n in evidence.numbers)
-    return evidence.has(value)
 
 
 def _free(schema: Any) -> bool:
@@ -297,13 +268,11 @@ def ground_calls(
     messages: Sequence[Mapping[str, Any]],
     *,
     resolve: bool = True,
-    stated: bool = False,
 ) -> tuple[dict[str, Any], dict[str, list[str]]]:
     """An assistant message's calls with ungrounded optional arguments pruned, and, per tool name,
     the required arguments that are not grounded (empty when every call stands on the conversation).
 
-    With ``resolve``, values are first mapped onto their parameter's vocabulary (``resolve_values``);
-    with ``stated``, options are kept only when the user stated them (``prune``).
+    With ``resolve``, values are first mapped onto their parameter's vocabulary (``resolve_values``).
     Calls to unknown tools and arguments that are not a JSON object are left as they are: the
     loop's own contract checks answer those."""
     grounds = Grounds(tools, messages, resolve=resolve)
@@ -321,7 +290,7 @@ def ground_calls(
         args, lost = grounds.check(fn["name"], args)
         if lost:
             missing[fn["name"]] = lost
-        kept = prune(args, params, grounds.evidence, stated=stated)
+        kept = prune(args, params, grounds.evidence)
         calls.append({**call, "function": {**fn, "arguments": json.dumps(kept, ensure_ascii=False)}})
     return {**message, "tool_calls": calls} if calls else dict(message), missing
 

@@ -53,15 +53,10 @@ class LocalModel(Loaded):
     """An embedded GGUF model implementing the ``Model`` protocol.
 
     ``layers`` (default: ``minloop.small.small_model_layers()``) are the controls ``minloop.Loop``
-    installs around this model's steps; ``plain()`` is the model without them. ``parallel`` lets
-    one decision hold several calls. A typed answer (``ModelRequest.output_schema``) is decoded
-    under its schema. ``prefix_cache`` (on): the system prompt and tool definitions are evaluated
-    once and kept on disk under the cache directory, so a new process with the same tools skips
-    them (``minloop.models.local.prefix_cache``). ``compact_tools`` (on): the tool definitions are
-    written as the model's template writes them but without the spaces in their JSON, 19% fewer
-    tokens (``minloop.models.local.render``). ``compact_json`` (``COMPACT_AFTER``; ``None``:
-    never): a call from a menu of more than ``COMPACT_ABOVE`` tools is written as compact JSON
-    (``minloop.models.local.grammar``), with llguidance once that many decisions were made.
+    installs around its steps; ``plain()`` is the model without them. ``parallel`` lets one
+    decision hold several calls; a typed answer is decoded under its schema. ``prefix_cache``
+    (``.prefix_cache``), ``compact_tools`` (``.render``) and ``compact_json`` (``.grammar``; ``None``:
+    never) make prompts and decisions shorter.
     """
 
     structured_output = True

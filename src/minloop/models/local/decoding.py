@@ -28,7 +28,6 @@ __all__ = [
     "PARALLEL_INSTRUCTION",
     "answer_schema",
     "decision_schema",
-    "filled",
     "parse_decision",
     "renderable",
     "response_of",
@@ -71,14 +70,12 @@ def decision_schema(
     *,
     parallel: bool = False,
     answer: dict[str, Any] = ANSWER,
-    fill: bool = False,
 ) -> dict[str, Any]:
     """The JSON schema of every reply the model may give under ``tool_choice``.
 
     One object per tool (``{"name": <const>, "arguments": <its schema>}``), with ``parallel``
     also ``{"calls": [two or more of those]}``, and ``answer`` (``{"answer": ...}``) unless a
-    call is required. With ``fill``, a call writes every optional argument of a plain type too
-    (see ``filled``): the values the user did not state are dropped after decoding.
+    call is required.
     """
     if tool_choice == "none" or not tools:
         return answer
@@ -88,7 +85,7 @@ def decision_schema(
             "type": "object",
             "properties": {
                 "name": {"const": fn["name"]},
-                "arguments": _arguments(fn.get("parameters"), fill),
+                "arguments": _arguments(fn.get("parameters")),
             },
             "required": ["name", "arguments"],
             "additionalProperties": False,
@@ -114,10 +111,10 @@ def decision_schema(
     return {**schema, "$defs": defs} if defs and tool_choice == "auto" else schema
 
 
-def _arguments(parameters: dict[str, Any] | None, fill: bool = False) -> dict[str, Any]:
+def _arguments(parameters: dict[str, Any] | None) -> dict[str, Any]:
     schema = bounded(dict(parameters or {"type": "object", "properties": {}}))
     schema.setdefault("additionalProperties", False)
-    return filled(schema) if fill else schema
+    return schema
 
 
 def bounded(schema: Any) -> Any:
@@ -150,37 +147,6 @@ def _choices(items: Any) -> int:
     if "const" in items:
         return 1
     return 2 if items.get("type") == "boolean" else 0
-
-
-def filled(parameters: dict[str, Any]) -> dict[str, Any]:
-    """``parameters`` with its optional arguments of a plain type (a string, number, boolean,
-    enum, or a list of those) required as well, in their order.
-
-    Left to choose, the 0.5B model closes a call after its required arguments and leaves out the
-    options the user asked for ("with details", "at least a 4.5 star rating", "seafood"); made to
-    write every one, it writes those from the request and others it makes up, which grounding
-    then drops (``prune`` with ``stated``). Objects and lists of objects stay optional: written
-    out in full they run to the token limit (a standard 52-card deck)."""
-    props = parameters.get("properties")
-    if not isinstance(props, dict):
-        return parameters
-    required = list(parameters.get("required") or [])
-    extra = [name for name, schema in props.items() if name not in required and _plain(schema)]
-    return {**parameters, "required": required + extra} if extra else parameters
-
-
-def _plain(schema: Any) -> bool:
-    if not isinstance(schema, dict) or "$ref" in schema:
-        return False
-    if "enum" in schema or "const" in schema:
-        return True
-    if options := schema.get("anyOf") or schema.get("oneOf"):
-        return all(_plain(option) for option in options)
-    kind = schema.get("type")
-    if kind == "array":
-        return _plain(schema.get("items"))
-    kinds = kind if isinstance(kind, list) else [kind]
-    return all(k in ("string", "number", "integer", "boolean", "null") for k in kinds)
 
 
 def parse_decision(text: str, call_prefix: str = "call", *, truncated: bool = False) -> Message:

@@ -1,28 +1,15 @@
 """Decisions decoded as compact JSON, under a grammar with no whitespace between tokens.
 
-Under ``json_schema`` the runtime lets the model put spaces after ``,`` and ``:`` and line
-breaks between the JSON's tokens, and the 0.5B model does (``{"base": 10, "unit": "units"}``),
-sometimes indented over several lines. A grammar can forbid them. The prebuilt runtime's grammar
-engine is llguidance, whose JSON grammar has options for it; a runtime built here without
-llguidance has llama.cpp's own engine, and the grammar llama.cpp writes for the schema has one
-rule for that whitespace, which is left empty. ``LocalModel`` uses it where the menu shown is a
-selection from a larger one: at 50 tools (``benchmarks/menu_sizes.py``, 40 requests) the compact
-decision was 20-24% fewer generated tokens (38.0 against 50.3 with llguidance, 40.7 against 50.6
-with llama.cpp's engine), 0.83-0.87x the time, and right once or twice more (39 against 38 and
-37); shown whole, BFCL's multiple lost 2 of its first 50 requests compact, and 5-tool whole
-menus 3 of 40. llguidance's first grammar in a process costs ~1.6 s (it indexes the vocabulary)
-and a compact decision saves 0.7-1.2 s at 50 tools on two AVX2 cores, so with llguidance a
-process decodes compact JSON only once it has made ``COMPACT_AFTER`` decisions and is likely to
-go on; llama.cpp's engine has no such cost.
-
-A tool's result is in the prompt as the tool wrote it, JSON with spaces, and a reply made to copy
-from it without them lost its way: asked for ``{"expression": ..., "result": ...}`` after the
-calculator returned ``{"expression": "17 * 23", "result": 391}``, the 0.5B model wrote
-``{"expression":"math.pow(23, 2),","result":529,...}``. So only a decision made before any tool
-result, the choice of the first call (or of no call), is compact; and a reply that can only be
-an answer (tools off) is written as before, since it saves one token and, asked to greet Ada
-with tools off, the model parroted the request ("You say hello to Ada, briefly.") where spaced
-it greeted her.
+Under ``json_schema`` the runtime lets the model put spaces and line breaks between the JSON's
+tokens, and the 0.5B model does. A grammar can forbid them: llguidance (the prebuilt runtime's
+engine) has options for it, and the grammar llama.cpp's own engine writes for the schema has one
+rule for that whitespace, which is left empty. ``LocalModel`` uses it on a menu of more than
+``COMPACT_ABOVE`` tools: at 50 tools (``benchmarks/menu_sizes.py``) the compact decision was
+20-24% fewer generated tokens and 0.83-0.87x the time; on whole 5-tool menus it lost 3 of 40.
+llguidance's first grammar in a process costs ~1.6 s (it indexes the vocabulary), so with it a
+process decodes compact JSON only after ``COMPACT_AFTER`` decisions. Only a decision before any
+tool result is compact (copying a result written with spaces, the model lost its way), and a
+reply that can only be an answer is written as before.
 """
 
 from __future__ import annotations
