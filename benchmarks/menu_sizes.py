@@ -13,10 +13,6 @@ baseline, all measured in the same run. Each configuration decides all its reque
 process serving a stream of requests: the KV cache keeps only what consecutive prompts share
 (the instruction and the template's tool header).
 
-The largest menu is also decided with selection but with the decision's JSON written with
-spaces, as before compact decoding (``compact_json=None``): on a runtime with llguidance the
-two rows show what the compact grammar saves.
-
 "default" is ``LocalModel()`` as it comes: menus of up to 32 tools are shown whole unless their
 definitions take more than about 600 tokens. Without selection, 20 and 50-tool menus take tens
 of seconds per decision (50 tools are ~6,000 tokens, over the default 4,096-token window, so
@@ -153,7 +149,6 @@ def main() -> None:
     whole = Narrowed(LocalModel(prefix_cache=False), None)
     wide = Narrowed(LocalModel(prefix_cache=False, n_ctx=8192), None)
     default = Narrowed(LocalModel(prefix_cache=False))  # narrows above 32 tools or ~600 tokens of definitions
-    spaced = Narrowed(LocalModel(prefix_cache=False, compact_json=None), 0)
     selected.load()
     configs: list[tuple[str, Narrowed, int | None, int]] = [("own functions only", whole, None, len(items))]
     sizes = [int(s) for s in args.sizes.split(",")]
@@ -163,7 +158,6 @@ def main() -> None:
         configs.append((f"{size} tools, whole menu", whole if size <= 20 else wide, size, full))
         if size <= SELECT_ABOVE:  # larger menus are always narrowed by default
             configs.append((f"{size} tools, default", default, size, len(items)))
-    configs.append((f"{max(sizes)} tools, sel., spaced", spaced, max(sizes), len(items)))
     rows = {label: Row(label) for label, *_ in configs}
     records: list[dict[str, Any]] = []
     started = time.perf_counter()

@@ -118,14 +118,6 @@ def test_the_plain_statement_says_what_happened_in_words() -> None:
     assert plain_statement([{"role": "user", "content": "新闻？"}], "zh", SPECS[:2]) == (
         "我无法可靠地回答这个问题：我的工具都不提供这项信息。现有工具：get_weather、get_stock_quote。"
     )
-    shares = [{"role": "user", "content": "What is Microsoft's share price?"}]  # a tool it names, not called
-    assert plain_statement(shares, "en", SPECS[:2]) == (
-        "I can't answer that reliably: I could not call get_stock_quote with what your request gives."
-    )
-    english = "What is the share price of Microsoft?"
-    assert plain_statement([{"role": "user", "content": "微软的股价是多少？"}], "zh", SPECS[:2], english) == (
-        "我无法可靠地回答这个问题：无法用你的请求中给出的信息调用 get_stock_quote。"
-    )
 
 
 def test_a_chinese_answer_may_begin_with_a_name_the_user_wrote_in_latin_letters() -> None:

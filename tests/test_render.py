@@ -69,7 +69,7 @@ def test_the_prompt_is_the_templates_own_but_for_the_spaces(local: LocalModel) -
     tools = [t.spec() for t in default_tools(".")]
     request = ModelRequest([{"role": "user", "content": "现在东京几点？"}], tools)
     body = local.body(request)
-    wired = LocalModel(compact_json=None).wire(body)
+    wired = LocalModel().wire(body)
     assert "tools" not in wired and wired["json_schema"] == body["json_schema"]
     server = local.load()
     ours = post(server, "/apply-template", {"messages": wired["messages"]})["prompt"]
@@ -77,6 +77,6 @@ def test_the_prompt_is_the_templates_own_but_for_the_spaces(local: LocalModel) -
     for tool in tools:
         theirs = theirs.replace(json.dumps(tool, ensure_ascii=False), compact(tool))
     assert ours == theirs
-    spaced = LocalModel(compact_tools=False, compact_json=None)
+    spaced = LocalModel(compact_tools=False)
     assert spaced.wire(body) == body
     assert local.count_tokens(request.messages, tools) < 0.9 * spaced.count_tokens(request.messages, tools)

@@ -9,7 +9,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..language import Language
-from .ranking import named_by, terms
 from .results import reason
 
 __all__ = [
@@ -23,7 +22,6 @@ __all__ = [
     "SEPARATOR",
     "UNUSED",
     "last_said",
-    "named_tools",
     "plain_statement",
     "plainly",
     "ungrounded_note",
@@ -69,10 +67,6 @@ DECLINES: dict[Language, str] = {
 NO_TOOL: dict[Language, str] = {
     "en": "I can't answer that reliably: none of my tools provides it. They can {what}.",
     "zh": "我无法可靠地回答这个问题：我的工具都不提供这项信息。现有工具：{what}。",
-}
-UNCALLED: dict[Language, str] = {
-    "en": "I can't answer that reliably: I could not call {tools} with what your request gives.",
-    "zh": "我无法可靠地回答这个问题：无法用你的请求中给出的信息调用 {tools}。",
 }
 SEPARATOR: dict[Language, str] = {"en": ", ", "zh": "、"}
 RETURNED: dict[Language, str] = {
@@ -123,37 +117,23 @@ def last_said(messages: Sequence[Mapping[str, Any]]) -> str:
     return ""
 
 
-def named_tools(tools: Sequence[Mapping[str, Any]], text: str) -> list[Mapping[str, Any]]:
-    """The tools ``text`` names: a word of it names what the tool is about (``ranking.named_by``)."""
-    words = set(terms(text))
-    return [t for t in tools if words & named_by(t)]
-
-
 def plain_statement(
     messages: Sequence[Mapping[str, Any]],
     language: Language,
     menu: Sequence[Mapping[str, Any]] | None = None,
-    english: str | None = None,
     unasked: bool = True,
 ) -> str:
     """The statement that ends a run whose answer stays unsupported, in plain words: that the
     model cannot answer reliably, and what each tool run since the user last spoke did (the last
     three): what it gave (and, when ``unasked``, that it is not what the request asks for; not
     for an answer that compared two results the wrong way round), that it found nothing, or that
-    it failed and why. When no tool ran, it
-    names the tools of ``menu`` the request names (``select.named_by``; read in ``english``, its
-    translation, when given), which could not be called with what it gives, or else what they
-    do. It says nothing the tools did not, and never shows a tool's raw JSON or the run's trace
-    id."""
+    it failed and why; when no tool ran, what the tools of ``menu`` do. It says nothing the
+    tools did not, and never shows a tool's raw JSON or the run's trace id."""
     results = list(dict.fromkeys(_results(messages, language, unasked)))[-3:]
     if results:
         return RETURNED[language].format(results=BETWEEN[language].join(results))
     if not menu:
         return DECLINES[language]
-    said = english or last_said(messages)
-    named = [str((spec.get("function") or {}).get("name")) for spec in named_tools(menu, said)]
-    if named:  # the request names tools, but no call to them rested on what it gives
-        return UNCALLED[language].format(tools=SEPARATOR[language].join(named[:3]))
     return NO_TOOL[language].format(what=_abilities(menu, language))
 
 

@@ -25,7 +25,7 @@ import json
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from itertools import pairwise
@@ -40,7 +40,6 @@ __all__ = [
     "Selection",
     "is_large",
     "menu_tokens",
-    "named_by",
     "narrowed",
     "narrowing",
     "select_tools",
@@ -89,17 +88,10 @@ SELECT_TOKENS = 600
 LIMIT = 5  # tools shown at most
 RANKED = 3  # of them, at most this many from ranking the request as a whole
 PART_TERMS = 2  # a part of the request with fewer terms than this adds no tool
-# A tool is shown when it scores at least RATIO of the best score. Below ALIKE of it, only if at
+# A tool is shown when it scores at least RATIO of the best score; below ALIKE of it, only if at
 # least NEW of its score comes from words of the request no tool ranked above it matched, or it
-# misses at most BEHIND of the words they match: on a short request a lower score says little
-# ("What time is it in Tokyo?": the time server's convert_time scores highest, for the "Tokyo"
-# in its example). On 50-tool menus built from BFCL's non-live items (benchmarks/menu_sizes.py),
-# showing every tool above 0.5 put near-alike distractors beside the request's own function (a
-# second future-value function, top assists beside top scorers): of the 73 simple_python,
-# multiple and irrelevance requests where this rule shows other tools than that, the 0.5B model
-# decided 56 right with the rule and 49 without. A plain 0.7 cut (121 against 108 of the 167
-# requests where it differs from 0.5) drops unlike tools a request needs: git_log (0.69 of
-# read_file's score) for "Show the git log of the repository", the current-time tools for Tokyo.
+# misses at most BEHIND of the words they match (near-alike distractors stay out: on 50-tool BFCL
+# menus, benchmarks/menu_sizes.py, 56 right against 49 of the 73 requests where it matters).
 RATIO, ALIKE, NEW, BEHIND = 0.5, 0.7, 0.5, 1
 
 
@@ -292,11 +284,6 @@ def menu_tokens(tools: Sequence[dict[str, Any]]) -> int:
     return round((len(text) - wide) / 4) + wide
 
 
-def bm25(docs: Sequence[list[str]], query: Counter[str]) -> list[float]:
-    """Okapi BM25 of each document for the query, with the menu itself as the collection."""
-    return [sum(w.values(), 0.0) for w in Collection(docs).weights(query)]
-
-
 class Collection:
     """The menu's documents counted once, to score any number of queries against them."""
 
@@ -326,28 +313,3 @@ def _script(words: Counter[str]) -> str | None:
         return None
     cjk = sum(n for w, n in words.items() if _CJK.match(w))
     return "cjk" if cjk * 2 >= sum(words.values()) else "latin"
-
-
-# What a tool's name says it does rather than what it is about ("find" in find_contact).
-_ACTIONS = frozenset(terms("get find search list look lookup show check fetch query read make set run call"))
-# Words of a description that say which one or when rather than what ("the current weather in a city").
-_GENERIC = frozenset(
-    terms(
-        "current latest today now city country place name id date time day number company person "
-        "how many much has have right"  # "How many free spaces a garage has right now" names no count
-    )
-)
-
-
-def named_by(spec: Mapping[str, Any]) -> set[str]:
-    """The words that name what a tool is about: those of its name and of its description's first
-    sentence ("share price" for ``get_stock_quote``), without the words that say what it does or
-    which one (``_ACTIONS``, ``_GENERIC``) and without numbers; of an example in that sentence
-    ("e.g. ..."), only the operations it shows ("multiply" for "(17 + 5) * 3"); a unit's symbol
-    also by the unit's names ("mile", "英里" for "mi")."""
-    fn = spec.get("function") or {}
-    first = re.split(r"(?<!e\.g\.)(?<!i\.e\.)(?<=[.;])\s", str(fn.get("description") or ""))[0]
-    said, _, example = first.partition("e.g.")  # 'e.g. "(17 + 5) * 3"' names "multiply" only
-    words = (set(terms(str(fn.get("name")))) | set(terms(said)) - _GENERIC) - _ACTIONS
-    words |= set(_unit_terms(said))
-    return {w for w in words if not w.isdigit()} | (set(terms(example)) & _OPERATION_TERMS)

@@ -27,7 +27,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ...exceptions import ModelError
 from ...guard import ensure_not_in_tool
 from ...layer import Layer
 from ...messages import Message
@@ -36,7 +35,6 @@ from ..runaway import Repetition, stopped_reply
 from .chinese import answer_in
 from .decoding import ANSWER, answer_schema, decision_schema, renderable, response_of, with_instruction
 from .gguf import check_gguf
-from .grammar import COMPACT_AFTER, Unguided
 from .loaded import Loaded
 from .prefix_cache import PrefixCache
 from .runtime import apply_template, complete, tokenize
@@ -46,7 +44,6 @@ from .watch import CallWatch
 __all__ = ["LocalModel"]
 
 DEFAULT_MODEL = "qwen2.5-coder-1.5b"
-COMPACT_ABOVE = 8  # tools: a menu this large is decoded as compact JSON (see grammar)
 
 
 class LocalModel(Loaded):
@@ -55,8 +52,7 @@ class LocalModel(Loaded):
     ``layers`` (default: ``minloop.small.small_model_layers()``) are the controls ``minloop.Loop``
     installs around its steps; ``plain()`` is the model without them. ``parallel`` lets one
     decision hold several calls; a typed answer is decoded under its schema. ``prefix_cache``
-    (``.prefix_cache``), ``compact_tools`` (``.render``) and ``compact_json`` (``.grammar``; ``None``:
-    never) make prompts and decisions shorter.
+    (``.prefix_cache``) and ``compact_tools`` (``.render``) make prompts shorter to evaluate.
     """
 
     structured_output = True
@@ -75,7 +71,6 @@ class LocalModel(Loaded):
         parallel: bool = True,
         prefix_cache: bool = True,
         compact_tools: bool = True,
-        compact_json: int | None = COMPACT_AFTER,
         layers: Sequence[Layer] | None = None,
     ) -> None:
         self.path = check_gguf(Path(path)) if path is not None else None
@@ -89,7 +84,6 @@ class LocalModel(Loaded):
         self.parallel = parallel
         self.prefix_cache = prefix_cache
         self.compact_tools = compact_tools
-        self.compact_json = compact_json
         if layers is None:
             from ...small import small_model_layers
 
@@ -100,7 +94,7 @@ class LocalModel(Loaded):
         """This model without the small-model layers and without the disk prefix cache and the
         compact writing their runs use: a baseline."""
         twin = copy.copy(self)
-        twin.layers, twin.prefix_cache, twin.compact_tools, twin.compact_json = (), False, False, None
+        twin.layers, twin.prefix_cache, twin.compact_tools = (), False, False
         return twin
 
     @property
@@ -113,8 +107,7 @@ class LocalModel(Loaded):
         prefix = f"call_{sum(m.get('role') == 'assistant' for m in request.messages) + 1}"
         refuse = request.decoding.refuse if request.decoding is not None else None
         watch = CallWatch(request.tools, refuse) if refuse is not None and request.tools else None
-        compact = len(request.tools) > COMPACT_ABOVE
-        response, _ = await self._generate(request, body, prefix, self.prefixes(), watch, compact)
+        response, _ = await self._generate(request, body, prefix, self.prefixes(), watch)
         if watch is not None and watch.refused is not None:  # stopped at its first refused value
             arguments = json.dumps(watch.arguments, ensure_ascii=False)
             call = {
@@ -132,22 +125,12 @@ class LocalModel(Loaded):
         prefix: str,
         cache: PrefixCache | None = None,
         call: CallWatch | None = None,
-        compact: bool = False,
     ) -> tuple[ModelResponse, bool]:
         """One completion for ``request``, and whether it ran to the token limit. An answer is
         stopped where ``request.decoding.stop`` says, and where it writes again what it just wrote
         (a loop, ``..runaway``), which is dropped; an answer stopped there, or at ``max_tokens``,
         says so (``stopped``)."""
-        wired = self.wire(body, compact)
-        try:
-            reply, stopped, loop = await self._complete(request, wired, cache, call)
-        except ModelError as exc:  # llama.cpp's own engine refuses a grammar it cannot parse
-            if "grammar" not in wired or "grammar" not in str(exc):
-                raise
-            self._compaction().refused(wired["grammar"])
-        if wired.get("grammar") in self._compaction().unapplied:
-            call.reset() if call is not None else None  # decoded again: the grammar did not apply
-            reply, stopped, loop = await self._complete(request, self.wire(body), cache, call)
+        reply, stopped, loop = await self._complete(request, self.wire(body), cache, call)
         cut = bool(stopped and stopped.tripped)
         response = response_of(reply, prefix, constrained="json_schema" in body, cut=cut)
         at_limit = reply["choices"][0].get("finish_reason") == "length"
@@ -160,17 +143,13 @@ class LocalModel(Loaded):
         cache: PrefixCache | None,
         call: CallWatch | None,
     ) -> tuple[dict[str, Any], _Stop | None, Repetition]:
-        """The runtime's reply to ``wired``, read as it grows by ``call`` and an ``Unguided`` guard
-        (the raw pieces) and by the answer's watches, which are returned with it."""
+        """The runtime's reply to ``wired``, read as it grows by ``call`` (the raw pieces) and by
+        the answer's watches, which are returned with it."""
         server, lock = self._server()
-        guard = Unguided() if "grammar" in wired else None
         stop = request.decoding.stop if request.decoding is not None else None
         stopped, loop = (_Stop(stop) if stop is not None else None), Repetition()
         watches: list[Callable[[str], bool]] = [loop] if stopped is None else [stopped, loop]
-        readers = [r for r in (call, guard) if r is not None]
-        raw = (lambda piece: any([r(piece) for r in readers])) if readers else None
-        reply = await asyncio.to_thread(complete, server, lock, wired, cache, watches=watches, raw=raw)
-        self._compaction().decided(wired, guard)
+        reply = await asyncio.to_thread(complete, server, lock, wired, cache, watches=watches, raw=call)
         return reply, stopped, loop
 
     def count_tokens(self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] = ()) -> int:
@@ -207,16 +186,14 @@ class LocalModel(Loaded):
             body["json_schema"] = answer
         return body
 
-    def wire(self, body: dict[str, Any], compact: bool = False) -> dict[str, Any]:
+    def wire(self, body: dict[str, Any]) -> dict[str, Any]:
         """The runtime request for ``body``: its tools written into the system message without the
-        spaces in their JSON (``compact_tools``); with ``compact``, its reply decoded as compact
-        JSON, see ``grammar.Compaction``."""
+        spaces in their JSON (``compact_tools``)."""
         layout = self._layout() if self.compact_tools and body.get("tools") else None
         inlined = layout.inline(body["messages"], body["tools"]) if layout else None
         if inlined is not None:
             body = {**{k: v for k, v in body.items() if k != "tools"}, "messages": inlined}
-        after = self.compact_json
-        return body if after is None or not compact else self._compaction().wire(body, after)
+        return body
 
 
 class _Stop:

@@ -1,5 +1,5 @@
 """The loaded weights behind ``LocalModel``, and what is kept once per loaded model: the runtime
-server and its lock, the template's tool layout, the compaction state and the prefix cache."""
+server and its lock, the template's tool layout and the prefix cache."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 from .gguf import ensure_gguf
-from .grammar import Compaction
 from .prefix_cache import PrefixCache, model_identity, prefix_dir
 from .render import Layout
 from .runtime import apply_template, get, load
@@ -20,7 +19,6 @@ __all__ = ["Loaded"]
 _SERVERS: dict[tuple[str, int, int], tuple[Any, threading.Lock]] = {}
 _CACHES: dict[tuple[str, int, int], PrefixCache] = {}
 _LAYOUTS: dict[tuple[str, int, int], Layout | None] = {}
-_COMPACTIONS: dict[tuple[str, int, int], Compaction] = {}
 _LOAD_LOCK = threading.Lock()
 
 
@@ -42,9 +40,6 @@ class Loaded:
     def _layout(self) -> Layout | None:
         """How the loaded model's template writes tools (once per loaded model)."""
         return self._per_model(_LAYOUTS, lambda server: Layout.of(partial(apply_template, server)))
-
-    def _compaction(self) -> Compaction:
-        return self._per_model(_COMPACTIONS, lambda server: Compaction())  # type: ignore[no-any-return]
 
     def _per_model(self, table: dict[tuple[str, int, int], Any], build: Callable[[Any], Any]) -> Any:
         """``table``'s entry for the loaded weights, built from the runtime server the first time."""
