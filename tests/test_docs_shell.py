@@ -42,6 +42,7 @@ NOT_RUN = {
 }
 MODEL_COMMANDS = ("minloop run ", "minloop resume ")  # without --base-url: the embedded model
 MODEL_REASON = "it needs the embedded model (a download)"
+MCP_URL_REASON = "it reaches an MCP server by URL, one the reader runs (tests/test_mcp_content.py runs these commands)"
 
 
 def why_not_run(command: str) -> str | None:
@@ -52,6 +53,8 @@ def why_not_run(command: str) -> str | None:
             return reason
     if bare.startswith(MODEL_COMMANDS) and "--base-url" not in bare:
         return MODEL_REASON
+    if bare.startswith("minloop mcp ") and "http://" in bare:
+        return MCP_URL_REASON
     return None
 
 
@@ -120,7 +123,7 @@ def test_shell_block_runs_and_exits_as_documented(
 
 def test_every_shell_block_runs_or_says_why_not() -> None:
     held = {why_not_run(c) for _, _, reason, block in BLOCKS if reason is None for c in commands(block)}
-    assert held - {None} == {*NOT_RUN.values(), MODEL_REASON}  # every rule is needed by some page
+    assert held - {None} == {*NOT_RUN.values(), MODEL_REASON, MCP_URL_REASON}  # every rule is needed by some page
     ran = {page for page, _, _ in RUN}
     assert {"docs/traces.md", "docs/batch.md"} <= ran
     not_run = {page: reason for page, _, reason, _ in BLOCKS if reason}
@@ -136,6 +139,8 @@ def test_the_rules_keep_the_model_server_and_install_commands_and_nothing_else()
     assert why_not_run('.venv/bin/minloop run "Hi" --tools my_tools:word_count') is not None
     assert why_not_run('minloop run "Hi" --model gpt-x --base-url http://127.0.0.1:1/v1') is None
     assert why_not_run("minloop trace show last") is None
+    assert why_not_run('minloop mcp tools "python -m mcp_server_time"') is None
+    assert why_not_run("minloop mcp read http://127.0.0.1:3001/mcp demo://x") is not None
     assert why_not_run("pip install minloop") is not None
     assert why_not_run("minloop serve --loop myapp.agent:loop") is not None
     assert commands("# a comment\nminloop a \\\n  --b\n\nminloop c  # note\n") == [
