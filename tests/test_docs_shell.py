@@ -42,7 +42,9 @@ NOT_RUN = {
 }
 MODEL_COMMANDS = ("minloop run ", "minloop resume ")  # without --base-url: the embedded model
 MODEL_REASON = "it needs the embedded model (a download)"
-MCP_URL_REASON = "it reaches an MCP server by URL, one the reader runs (tests/test_mcp_content.py runs these commands)"
+MCP_URL_REASON = (
+    "it reaches an MCP server by URL, one the reader runs (tests/test_mcp_content.py runs these commands)"
+)
 
 
 def why_not_run(command: str) -> str | None:
@@ -123,7 +125,11 @@ def test_shell_block_runs_and_exits_as_documented(
 
 def test_every_shell_block_runs_or_says_why_not() -> None:
     held = {why_not_run(c) for _, _, reason, block in BLOCKS if reason is None for c in commands(block)}
-    assert held - {None} == {*NOT_RUN.values(), MODEL_REASON, MCP_URL_REASON}  # every rule is needed by some page
+    assert held - {None} == {
+        *NOT_RUN.values(),
+        MODEL_REASON,
+        MCP_URL_REASON,
+    }  # every rule is needed by some page
     ran = {page for page, _, _ in RUN}
     assert {"docs/traces.md", "docs/batch.md"} <= ran
     not_run = {page: reason for page, _, reason, _ in BLOCKS if reason}
