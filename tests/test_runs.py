@@ -227,7 +227,7 @@ def test_a_corrupt_row_or_one_from_a_newer_minloop_is_refused(tmp_path: Any) -> 
         conn.execute("UPDATE minloop_runs SET schema_version = 99 WHERE run_id = ?", (rid,))
     with pytest.raises(
         RunCorruptError,
-        match=f"run {rid}: the row was written by a newer minloop \\(format 99, this one reads 1\\)",
+        match=f"run {rid}: the row was written by a newer minloop \\(format 99, this one reads 2\\)",
     ):
         loop.resume_sync(rid, {"call_2_1": True})
     with sqlite3.connect(path) as conn:
@@ -260,6 +260,7 @@ def test_store_rows_never_hold_what_the_redactor_scrubs(tmp_path: Any) -> None:
     with sqlite3.connect(path) as conn:
         rows = [json.dumps(r) for r in conn.execute("SELECT * FROM minloop_runs")]
         rows += [json.dumps(r) for r in conn.execute("SELECT * FROM minloop_calls")]
+        rows += [json.dumps(r) for r in conn.execute("SELECT * FROM minloop_entries")]
     assert rows and not any(secret in r for r in rows)
     assert result.status == "success"  # the call's arguments were not stored, so it could not run
     assert json.loads(result.messages[2]["content"])["code"] == "ERR_TOOL_NOT_STORED"

@@ -9,7 +9,7 @@ the receipt at once, then answer. Every tool appends one line to ``COUNTS/<tool>
 effect, flushed to disk before it returns. Kill points: ``model:N`` (inside the model call of
 step N), ``tool:NAME:before`` / ``tool:NAME:after`` (inside a tool, before or after its side
 effect), ``step:N`` (after step N was checkpointed, before step N+1), ``write:K`` (inside the
-K-th store transaction, before it commits). ``--delay S`` makes the model and the tools take S
+K-th store transaction, before it commits; the first records the run). ``--delay S`` makes the model and the tools take S
 seconds each, so that a kill from outside lands anywhere. The run id goes to stdout at once;
 the result's status and messages go to COUNTS/result.json when the run ends.
 ``DURABLE_IN_DOUBT=pause`` pauses a resumed run at a call in doubt.

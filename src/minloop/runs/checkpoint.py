@@ -8,6 +8,7 @@ from it again (a budget's spending from the steps, say).
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from typing import Any
@@ -20,16 +21,32 @@ from ..messages import check_transcript
 from ..result import step_dict, step_of
 from ..state import RunState
 
-__all__ = ["Snapshots", "rebuild"]
+__all__ = ["Snapshots", "rebuild", "scrubber"]
 
 
 class Snapshots:
-    """Writes a run's state, redacting each message and step once (a transcript only grows)."""
+    """Writes a run's state, redacting each message and step once (a transcript only grows):
+    ``of`` the whole state, ``added`` only what is new since ``added`` was last asked, for a
+    store that appends it."""
 
     def __init__(self, redact: Callable[[Any], Any] | None) -> None:
-        self.redact = redact or (lambda value: value)
+        self.redact = scrubber(redact)
         self.messages: list[Any] = []
         self.steps: list[Any] = []
+        self.sent = (0, 0)  # messages and steps already handed out by ``added``
+
+    def added(self, run: RunState) -> dict[str, Any]:
+        """The state with only the messages and steps not handed out yet, and the number of the
+        first of each (``first_message``, ``first_step``)."""
+        state = self.of(run)
+        (m, s), self.sent = self.sent, (len(self.messages), len(self.steps))
+        return {
+            **state,
+            "messages": self.messages[m:],
+            "steps": self.steps[s:],
+            "first_message": m,
+            "first_step": s,
+        }
 
     def of(self, run: RunState) -> dict[str, Any]:
         self.messages.extend(self.redact(m) for m in run.messages[len(self.messages) :])
@@ -44,6 +61,21 @@ class Snapshots:
             "seen": self.redact(seen),
             "elapsed": time.perf_counter() - run.started,
         }
+
+
+def scrubber(redact: Callable[[Any], Any] | None) -> Callable[[Any], Any]:
+    """``redact``, answering at once for a value whose JSON a ``Redactor`` finds clean (one pass
+    over the text instead of a walk through every key and string)."""
+    if redact is None:
+        return lambda value: value
+    clean = getattr(redact, "is_clean_json", None)
+    if clean is None:
+        return redact
+
+    def scrub(value: Any) -> Any:
+        return value if clean(json.dumps(value, ensure_ascii=False, default=str)) else redact(value)
+
+    return scrub
 
 
 def rebuild(loop: BaseLoop, run_id: str, state: dict[str, Any]) -> RunState:

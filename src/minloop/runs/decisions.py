@@ -15,11 +15,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from ..decision import CallTools
 from ..exceptions import DecisionError, MinloopError, RunConflictError
 from ..questions import Asking, UserAnswer, answers_for
 from .records import CallRecord, PendingCall, Verdict, digest
 
-__all__ = ["Decisions", "Fits", "said", "settle", "verdicts_of"]
+__all__ = ["Decisions", "Fits", "edited", "said", "settle", "stands", "verdicts_of"]
 
 Decisions = Mapping[str, "bool | Verdict | UserAnswer | Mapping[str, UserAnswer]"]
 """Decisions by call id: ``True`` (run it), ``False`` (do not), or a ``Verdict`` (with a reason,
@@ -126,3 +127,24 @@ def said(verdict: Verdict) -> str:
     when = "" if verdict.at is None else time.strftime(" at %Y-%m-%d %H:%M:%S UTC", time.gmtime(verdict.at))
     why = f" (reason: {verdict.reason})" if verdict.reason else ""
     return f"{how}{who}{when}{why}"
+
+
+def stands(record: CallRecord, arguments: str) -> bool:
+    """Whether the call's recorded decision was made on these arguments."""
+    v = record.verdict
+    return v is not None and (v.digest is None or v.digest == digest(arguments))
+
+
+def edited(decision: CallTools, records: dict[str, CallRecord | None]) -> CallTools:
+    """The step's calls with the arguments a person's decision gave in place of the model's."""
+    edits = {k: json.dumps(r.verdict.arguments, ensure_ascii=False) for k, r in records.items()
+             if r is not None and r.verdict is not None and r.verdict.kind == "edit"}  # fmt: skip
+    if not edits:
+        return decision
+    wire = [
+        {**c, "function": {**c["function"], "arguments": edits[c["id"]]}} if c.get("id") in edits else c
+        for c in decision.message.get("tool_calls") or ()
+    ]
+    message = {**decision.message, "tool_calls": wire} if wire else decision.message
+    calls = tuple(replace(c, arguments=edits[c.id]) if c.id in edits else c for c in decision.calls)
+    return replace(decision, message=message, calls=calls)

@@ -9,9 +9,9 @@ a new model call, a recorded outcome instead of running the call again, and a ca
 but never finished is *in doubt* (``in_doubt``), approved or not: run again only if its tool is
 safe to repeat (idempotent, read-only, or taking the call's ``CallKey``, the same on the
 repeat), otherwise reported to the model as ``ERR_TOOL_IN_DOUBT`` (or, with
-``in_doubt="pause"``, left for a person). A step's state is written when the next step begins
-(or the run ends), once every layer has had its say: a run killed after its last step finishes
-on resume from that step's recorded reply, without calling the model again.
+``in_doubt="pause"``, left for a person). A step's state (what is new in it) is written when
+the next step begins, once every layer has had its say: a run killed after its last step
+finishes on resume from that step's recorded reply, without calling the model again.
 
 A call whose server asks the user a question (``minloop.questions``) is recorded with the
 question and the server's state before anything else happens; then ``ask_user`` answers it, or
@@ -27,7 +27,6 @@ run after a resume (``ERR_TOOL_NOT_STORED``), and a resumed run reads its transc
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field, replace
@@ -47,7 +46,8 @@ from ..result import RunResult, Step
 from ..state import Continue, Outcome, Prompt, Reply, RunState, Stop
 from ..tools import Tool
 from .cancel import cancelled_text
-from .checkpoint import Snapshots
+from .checkpoint import Snapshots, scrubber
+from .decisions import edited, stands
 from .owner import this_process
 from .records import CallRecord, PendingCall, RunStore, Verdict, digest
 
@@ -96,6 +96,7 @@ class Durable(Layer):
                  in_doubt: Literal["report", "pause"] = "report", tag: str | None = None,
                  ask_user: Answerer | None = None) -> None:  # fmt: skip
         self.store, self.tools, self.approve, self.redact = store, tools, approve, redact
+        self._scrub = scrubber(redact)
         self.lease, self.in_doubt, self.tag, self.ask_user = lease, in_doubt, tag, ask_user
 
     def of(self, run: RunState) -> _Run:
@@ -117,7 +118,7 @@ class Durable(Layer):
         """Record the new run under its id, unless the store holds that id already."""
         r = self.of(run)
         prompt = next((m.get("content") for m in reversed(run.messages) if m.get("role") == "user"), "")
-        state = r.snapshots.of(run)
+        state = r.snapshots.added(run)
         r.created = self.store.create(
             run.trace_id, r.owner, self._until(), self.tools, state, str(self.redact_(prompt)), self.tag
         )
@@ -129,7 +130,7 @@ class Durable(Layer):
             raise RunConflictError(run.trace_id, "the store already holds a run with this id")
 
     def redact_(self, value: Any) -> Any:
-        return self.redact(value) if self.redact is not None else value
+        return self._scrub(value)
 
     async def wrap_model(self, run: RunState, request: ModelRequest, call: CallModel) -> Reply:
         r = self.of(run)
@@ -155,9 +156,10 @@ class Durable(Layer):
         return prompt
 
     def _checkpoint(self, run: RunState, r: _Run) -> None:
-        """Write the state after the steps taken, if the store does not hold them yet."""
+        """Write the state after the steps taken, with what is new since it was last written, if
+        the store does not hold it yet."""
         if len(run.steps) > r.boundary:
-            self._write(run, r, self.store.checkpoint, self._until(), len(run.steps), r.snapshots.of(run))
+            self._write(run, r, self.store.checkpoint, self._until(), len(run.steps), r.snapshots.added(run))
             r.boundary = len(run.steps)
 
     async def after_model(self, run: RunState, reply: Reply, decision: Decision) -> Decision:
@@ -171,7 +173,7 @@ class Durable(Layer):
             r.pending = [p.pending() for p in waiting]
             names = ", ".join(f"{p.name} ({p.call_id})" for p in waiting)
             raise StopRun("paused", f"waiting for a decision on {len(waiting)} call(s): {names}")
-        return _edited(decision, {c.id: r.calls.get((run.index, c.id)) for c in decision.calls})
+        return edited(decision, {c.id: r.calls.get((run.index, c.id)) for c in decision.calls})
 
     async def _pending(self, run: RunState, r: _Run, call: ToolCall) -> CallRecord | None:
         """The call's record as pending, when it needs a decision nobody has made."""
@@ -184,7 +186,7 @@ class Durable(Layer):
         doubt = in_doubt(record, tool)
         if doubt and self.in_doubt == "report":
             return None  # the call is reported in doubt when it would run
-        if record is not None and not doubt and (record.phase == "finished" or _stands(record, arguments)):
+        if record is not None and not doubt and (record.phase == "finished" or stands(record, arguments)):
             return None
         if not (tool.needs_approval or doubt):
             return None
@@ -304,10 +306,21 @@ class Durable(Layer):
         if not r.lost:
             try:
                 finish = self.finish or self.store.finish
-                finish(run.trace_id, r.owner, result.status, self.redact_(result.to_dict()))
+                finish(run.trace_id, r.owner, result.status, self._document(run, r, result))
             except RunConflictError:
                 r.lost = True
         return result
+
+    def _document(self, run: RunState, r: _Run, result: RunResult) -> dict[str, Any]:
+        """``result.to_dict()`` redacted, its messages and steps from the snapshots (each redacted
+        once, as the run went), so that a run's end costs no more per step than its steps did."""
+        if len(result.messages) != len(run.messages) or len(result.steps) != len(run.steps):
+            return self.redact_(result.to_dict())  # type: ignore[no-any-return]
+        state = r.snapshots.of(run)
+        doc = self.redact_(replace(result, steps=(), messages=[]).to_dict())
+        counts = {"usage": {**asdict(result.usage), "total_tokens": result.usage.total_tokens},
+                  "model_calls": result.model_calls, "tool_calls": result.tool_calls, "cost": result.cost}  # fmt: skip
+        return {**doc, **counts, "steps": state["steps"], "messages": state["messages"]}
 
     async def _renewing(self, run: RunState, r: _Run, work: Awaitable[Any]) -> Any:
         """``await work``, renewing the run's lease while it takes long."""
@@ -351,27 +364,6 @@ def in_doubt(record: CallRecord | None, tool: Tool) -> bool:
     if record is None or tool.repeatable:
         return False
     return record.phase == "started" or (record.why == "in_doubt" and record.verdict is None)
-
-
-def _stands(record: CallRecord, arguments: str) -> bool:
-    """Whether the call's recorded decision was made on these arguments."""
-    v = record.verdict
-    return v is not None and (v.digest is None or v.digest == digest(arguments))
-
-
-def _edited(decision: CallTools, records: dict[str, CallRecord | None]) -> CallTools:
-    """The step's calls with the arguments a person's decision gave in place of the model's."""
-    edits = {k: json.dumps(r.verdict.arguments, ensure_ascii=False) for k, r in records.items()
-             if r is not None and r.verdict is not None and r.verdict.kind == "edit"}  # fmt: skip
-    if not edits:
-        return decision
-    wire = [
-        {**c, "function": {**c["function"], "arguments": edits[c["id"]]}} if c.get("id") in edits else c
-        for c in decision.message.get("tool_calls") or ()
-    ]
-    message = {**decision.message, "tool_calls": wire} if wire else decision.message
-    calls = tuple(replace(c, arguments=edits[c.id]) if c.id in edits else c for c in decision.calls)
-    return replace(decision, message=message, calls=calls)
 
 
 def _replayed(outcome: dict[str, Any]) -> Any:

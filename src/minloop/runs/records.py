@@ -32,7 +32,7 @@ __all__ = [
     "digest",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: the transcript and steps are appended as entries
 Phase: TypeAlias = Literal["pending", "decided", "started", "finished"]
 ENDED = frozenset({"success", "max_steps_exceeded", "budget_exceeded", "output_invalid", "model_error",
                    "timeout", "cancelled", "context_overflow"})  # fmt: skip

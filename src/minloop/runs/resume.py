@@ -138,7 +138,7 @@ def resume(loop: BaseLoop, run_id: str, decisions: Decisions | None = None, *, b
     for c in stored.calls:
         v = verdicts.get(c.call_id) if c.phase == "pending" else None
         r.calls[(c.step, c.call_id)] = c if v is None else _decided(c, v)
-    r.snapshots.of(state)  # what is stored is already redacted: the next writes add to it
+    r.snapshots.added(state)  # what is stored is already redacted: the next writes add to it
     mark_resumed(state, _resumed(stored, verdicts))
     return loop.drive(state, layers)
 

@@ -1,10 +1,16 @@
 """The run store's SQL, shared by SQLite and PostgreSQL.
 
-Two tables::
+Three tables::
 
     minloop_runs(run_id, status, schema_version, version, created, updated, owner, lease_until,
                  steps, prompt, tag, tools, state, reply_step, reply, result)
     minloop_calls(run_id, step, call_id, name, arguments, phase, verdict, outcome, why)
+    minloop_entries(run_id, kind, seq, body)
+
+A run's transcript and steps are appended to ``minloop_entries`` (``kind`` "message" or "step",
+numbered from 0) as the run goes, and ``state`` holds the rest of its state at the last step
+boundary: a step boundary writes what is new, whatever the length of the run. The call rows of
+steps before the boundary are read as gone, and deleted when the run stops.
 
 Every write by the process driving a run is conditional on ``owner``: a process that lost the
 run (its lease ran out and another took it) changes nothing and is told so. ``version`` grows
@@ -25,7 +31,7 @@ from ..schemas import closed, problems
 from .decisions import Fits, settle
 from .owner import owner_alive
 from .records import ENDED, SCHEMA_VERSION, CallRecord, RunRow, StoredRun, Verdict
-from .shared import SharedSQL, shared_tables
+from .shared import SharedSQL, _chunks, shared_tables
 
 __all__ = ["SQLRunStore"]
 
@@ -48,6 +54,9 @@ def tables(real: str) -> list[str]:
             run_id TEXT NOT NULL, step INTEGER NOT NULL, call_id TEXT NOT NULL, name TEXT NOT NULL,
             arguments TEXT NOT NULL, phase TEXT NOT NULL, verdict TEXT, outcome TEXT, why TEXT,
             PRIMARY KEY (run_id, step, call_id))""",
+        """CREATE TABLE IF NOT EXISTS minloop_entries (
+            run_id TEXT NOT NULL, kind TEXT NOT NULL, seq INTEGER NOT NULL, body TEXT NOT NULL,
+            PRIMARY KEY (run_id, kind, seq))""",
         "CREATE INDEX IF NOT EXISTS minloop_runs_by_update ON minloop_runs (updated)",
         *shared_tables(real),
     ]
@@ -83,19 +92,39 @@ class SQLRunStore(SharedSQL):
                state: dict[str, Any], prompt: str, tag: str | None = None) -> bool:  # fmt: skip
         """Record a new run; False (nothing written) when the store already holds ``run_id``."""
         now = time.time()
-        cursor = self._one(
-            f"INSERT INTO minloop_runs ({RUN_COLUMNS}) VALUES (?, 'running', ?, 1, ?, ?, ?, ?, 0, ?, ?, ?, ?, NULL, NULL, NULL) "
-            "ON CONFLICT (run_id) DO NOTHING",
-            run_id, SCHEMA_VERSION, now, now, owner, lease_until, prompt, tag, _dumps(dict(tools)), _dumps(state),
-        )  # fmt: skip
-        return bool(cursor.rowcount == 1)
+        with self._lock, self._transaction(False):
+            cursor = self._execute(
+                f"INSERT INTO minloop_runs ({RUN_COLUMNS}) VALUES (?, 'running', ?, 1, ?, ?, ?, ?, 0, ?, ?, ?, ?, NULL, NULL, NULL) "
+                "ON CONFLICT (run_id) DO NOTHING",
+                (run_id, SCHEMA_VERSION, now, now, owner, lease_until, prompt, tag, _dumps(dict(tools)), _dumps(_rest(state))),
+            )  # fmt: skip
+            if cursor.rowcount != 1:
+                return False
+            self._append(run_id, state)
+        return True
+
+    def _append(self, run_id: str, state: dict[str, Any]) -> None:
+        """Add the messages and steps new in ``state`` (``Snapshots.added``; a whole state starts
+        at 0) to the run's entries."""
+        rows = [(run_id, kind, first + i, _dumps(body)) for kind, key, first in (
+                    ("message", "messages", state.get("first_message", 0)), ("step", "steps", state.get("first_step", 0)))
+                for i, body in enumerate(state.get(key) or ())]  # fmt: skip
+        for part in _chunks(rows):
+            self._execute(
+                "INSERT INTO minloop_entries (run_id, kind, seq, body) VALUES "
+                + ", ".join(["(?, ?, ?, ?)"] * len(part)) + " ON CONFLICT (run_id, kind, seq) DO UPDATE SET body = excluded.body",
+                tuple(value for row in part for value in row),
+            )  # fmt: skip
 
     def load(self, run_id: str) -> StoredRun:
         row = self._one(f"SELECT {RUN_COLUMNS} FROM minloop_runs WHERE run_id = ?", run_id).fetchone()
         if row is None:
             raise RunNotFoundError(run_id, f"no run with this id in {self.where}")
         calls = self._one(f"SELECT {CALL_COLUMNS} FROM minloop_calls WHERE run_id = ? ORDER BY step", run_id)
-        return _stored(run_id, row, calls.fetchall())
+        entries = self._one(
+            "SELECT kind, body FROM minloop_entries WHERE run_id = ? ORDER BY kind, seq", run_id
+        )
+        return _stored(run_id, row, calls.fetchall(), entries.fetchall())
 
     def claim(self, run_id: str, owner: str, lease_until: float, seen: int,
               verdicts: Mapping[str, Verdict] = {}) -> None:  # fmt: skip
@@ -132,6 +161,20 @@ class SQLRunStore(SharedSQL):
                     "UPDATE minloop_calls SET phase = 'decided', verdict = ? WHERE run_id = ? AND call_id = ? AND phase = 'pending'",
                     (_dumps(verdict.to_dict()), run_id, call_id),
                 )  # fmt: skip
+            self._upgrade(run_id)
+
+    def _upgrade(self, run_id: str) -> None:
+        """A run written by an earlier minloop, its whole transcript in its state, made one whose
+        transcript and steps are entries (the writes that follow append to them)."""
+        schema, state = self._execute(
+            "SELECT schema_version, state FROM minloop_runs WHERE run_id = ?", (run_id,)
+        ).fetchone()
+        if schema >= 2:
+            return
+        whole = json.loads(state)
+        self._append(run_id, {**whole, "first_message": 0, "first_step": 0})
+        self._execute("UPDATE minloop_runs SET schema_version = ?, state = ? WHERE run_id = ?",
+                      (SCHEMA_VERSION, _dumps(_rest(whole)), run_id))  # fmt: skip
 
     def decide(self, run_id: str, verdicts: Mapping[str, Verdict]) -> None:
         """Record decisions on a stopped run's pending calls, without resuming it (a run is
@@ -197,26 +240,31 @@ class SQLRunStore(SharedSQL):
     def checkpoint(
         self, run_id: str, owner: str, lease_until: float, step: int, state: dict[str, Any]
     ) -> None:
-        """The state after ``step``; the rows of that step are no longer needed."""
+        """The state after ``step`` (with what is new: ``Snapshots.added``); the rows of that step
+        are no longer needed."""
         with self._lock, self._transaction(False):
             self._owned(
                 run_id, owner,
                 "UPDATE minloop_runs SET state = ?, steps = ?, reply_step = NULL, reply = NULL, lease_until = ?, "
                 "version = version + 1, updated = ? WHERE run_id = ?",
-                _dumps(state), step, lease_until, time.time(),
+                _dumps(_rest(state)), step, lease_until, time.time(),
             )  # fmt: skip
-            self._execute(  # decisions stay: a second one on the same call is told who decided, and when
-                "DELETE FROM minloop_calls WHERE run_id = ? AND step <= ? AND verdict IS NULL", (run_id, step)
-            )
+            self._append(run_id, state)
 
     def finish(self, run_id: str, owner: str, status: str, result: dict[str, Any]) -> None:
-        """The run ended (or paused): its result; nobody drives it any more."""
-        with self._lock:
+        """The run ended (or paused): its result; nobody drives it any more. The rows of calls
+        before its last step boundary go (decisions stay: a second one is told who decided, and
+        when)."""
+        with self._lock, self._transaction(False):
             self._owned(
                 run_id, owner,
                 "UPDATE minloop_runs SET status = ?, result = ?, owner = NULL, lease_until = NULL, "
                 "version = version + 1, updated = ? WHERE run_id = ?",
                 status, _dumps(result), time.time(),
+            )  # fmt: skip
+            self._execute(
+                "DELETE FROM minloop_calls WHERE run_id = ? AND verdict IS NULL AND step <= "
+                "(SELECT steps FROM minloop_runs WHERE run_id = ?)", (run_id, run_id),
             )  # fmt: skip
 
     def runs(self, limit: int = 100, tag: str | None = None) -> list[RunRow]:
@@ -224,7 +272,7 @@ class SQLRunStore(SharedSQL):
         where = "" if tag is None else "WHERE tag = ?"
         sql = (
             "SELECT run_id, status, created, updated, owner, lease_until, steps, prompt, tag, "
-            "(SELECT COUNT(*) FROM minloop_calls c WHERE c.run_id = r.run_id AND c.phase = 'pending' "
+            "(SELECT COUNT(*) FROM minloop_calls c WHERE c.run_id = r.run_id AND c.phase = 'pending' AND c.step > r.steps "
             "AND r.status = 'paused') "
             f"FROM minloop_runs r {where} ORDER BY CASE WHEN status = 'paused' THEN 0 ELSE 1 END, updated DESC LIMIT ?"
         )  # fmt: skip
@@ -256,16 +304,25 @@ def _fits(tools: Any) -> Fits:
     return fits
 
 
-def _stored(run_id: str, row: Any, calls: list[Any]) -> StoredRun:
+def _rest(state: dict[str, Any]) -> dict[str, Any]:
+    """The state without its messages and steps (they are entries)."""
+    return {k: v for k, v in state.items() if k not in ("messages", "steps", "first_message", "first_step")}
+
+
+def _stored(run_id: str, row: Any, calls: list[Any], entries: list[Any]) -> StoredRun:
     _, status, schema, version, created, updated, owner, until, steps, prompt, tag, tools, state, reply_step, reply, result = row  # fmt: skip
     if not isinstance(schema, int) or schema > SCHEMA_VERSION:
         raise RunCorruptError(run_id, f"the row was written by a newer minloop (format {schema}, this one reads {SCHEMA_VERSION})")  # fmt: skip
     try:
-        records = tuple(_call(c) for c in calls)
+        records = tuple(r for c in calls if (r := _call(c)).step > steps or r.verdict is not None)
         pending = sum(r.phase == "pending" for r in records)
+        whole = json.loads(state)
+        if schema >= 2:  # the transcript and steps are entries
+            whole["messages"] = [json.loads(b) for kind, b in entries if kind == "message"]
+            whole["steps"] = [json.loads(b) for kind, b in entries if kind == "step"]
         stored = StoredRun(
             RunRow(run_id, status, created, updated, owner, until, steps, prompt, pending, tag),
-            schema, json.loads(tools), json.loads(state),
+            schema, json.loads(tools), whole,
             None if reply is None else {**json.loads(reply), "step": reply_step},
             records, json.loads(result) if result else None, version,
         )  # fmt: skip
