@@ -132,3 +132,17 @@ def assert_no_circles(graph: dict[str, set[str]]) -> None:
     for start in sorted(graph):
         if start not in state:
             visit(start, [start])
+
+
+def test_the_embedded_model_keeps_only_how_a_gguf_runs() -> None:
+    """``models/local`` holds loading, the template, constrained decoding and the caches; what
+    decides around a small model's steps is ``minloop.small``, which the model's room imports
+    only to bring its default layers."""
+    room = SRC / "models" / "local"
+    assert sum(len(p.read_text(encoding="utf-8").splitlines()) for p in room.glob("*.py")) <= 1500
+    texts = {p.name: p.read_text(encoding="utf-8") for p in room.glob("*.py")}
+    # the default layers, and the moved evidence check's old path
+    assert sorted(name for name, text in texts.items() if "from ...small" in text) == [
+        "__init__.py",
+        "evidence.py",
+    ]
