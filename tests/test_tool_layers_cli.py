@@ -51,3 +51,18 @@ def test_run_retries_and_shares_results_through_a_cache_file(
     # the first call failed once and was tried again; every later call was a hit, in either run
     assert (tmp_path / "calls.txt").read_text().split() == ["pens", "pens"]
     sys.modules.pop("shop_tools", None)
+
+
+def test_serve_takes_the_same_options_for_the_loop_it_serves(tmp_path: Path) -> None:
+    import httpx
+
+    from tests.serving import served
+
+    options = ["--tool-concurrency", "2", "--retry", "2", "--cache-db", str(tmp_path / "cache.db")]
+    with served(str(tmp_path / "runs.db"), *options) as (base, _), httpx.Client(base_url=base) as client:
+        done = client.post(
+            "/v1/chat/completions", json={"messages": [{"role": "user", "content": "add 2 3"}]}
+        )
+        assert done.status_code == 200, done.text
+        assert done.json()["choices"][0]["message"]["content"].startswith("done: ")
+    assert (tmp_path / "cache.db").exists()  # the shared cache was opened for the served loop
