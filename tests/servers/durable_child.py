@@ -117,26 +117,36 @@ def _call(name: str, args: dict[str, Any]) -> dict[str, Any]:
 
 
 def watch_writes(store: Any) -> None:
-    """Count the store's transactions; die inside the chosen one, before it commits."""
+    """Count the store's writes (its transactions, and the writes PostgreSQL makes in one
+    statement); die inside the chosen transaction before it commits, or before the statement."""
     if not KILL.startswith("write:"):
         return
-    target, seen = int(KILL.split(":")[1]), [0]
-    inner = store._transaction
+    target, seen, inside = int(KILL.split(":")[1]), [0], [0]
+    inner, execute = store._transaction, store._execute
 
     class Dying:
         def __init__(self, exclusive: bool) -> None:
             self.cm = inner(exclusive)
 
         def __enter__(self) -> Any:
+            inside[0] += 1
             return self.cm.__enter__()
 
         def __exit__(self, *exc: Any) -> Any:
+            inside[0] -= 1
             seen[0] += 1
             if seen[0] == target and exc[0] is None:
                 os.kill(os.getpid(), signal.SIGKILL)
             return self.cm.__exit__(*exc)
 
-    store._transaction = Dying
+    def one_statement(sql: str, params: Any) -> Any:
+        if sql.startswith("WITH owned") and not inside[0]:
+            seen[0] += 1
+            if seen[0] == target:
+                os.kill(os.getpid(), signal.SIGKILL)
+        return execute(sql, params)
+
+    store._transaction, store._execute = Dying, one_statement
 
 
 async def main() -> None:

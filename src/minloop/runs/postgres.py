@@ -37,6 +37,8 @@ STATES = {
 class PostgresRunStore(SQLRunStore):
     """Runs in the PostgreSQL database at ``dsn`` (tables made if missing)."""
 
+    writes_in_with = True
+
     def __init__(self, dsn: str) -> None:
         try:
             import psycopg

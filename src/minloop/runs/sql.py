@@ -24,14 +24,14 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
-from typing import Any
+from typing import Any, ClassVar
 
 from ..exceptions import RunConflictError, RunCorruptError, RunNotFoundError
 from ..schemas import closed, problems
 from .decisions import Fits, settle
 from .owner import owner_alive
 from .records import ENDED, SCHEMA_VERSION, CallRecord, RunRow, StoredRun, Verdict
-from .shared import SharedSQL, _chunks, shared_tables
+from .shared import CHUNK, SharedSQL, _chunks, shared_tables
 
 __all__ = ["SQLRunStore"]
 
@@ -40,6 +40,11 @@ RUN_COLUMNS = (
     "tools, state, reply_step, reply, result"
 )
 CALL_COLUMNS = "step, call_id, name, arguments, phase, verdict, outcome, why"
+CALL_UPSERT = (
+    "ON CONFLICT (run_id, step, call_id) DO UPDATE SET phase = excluded.phase, verdict = excluded.verdict, "
+    "outcome = excluded.outcome, why = excluded.why"
+)
+OWNED = "UPDATE minloop_runs SET lease_until = ?, version = version + 1, updated = ? WHERE run_id = ? AND owner = ?"
 
 
 def tables(real: str) -> list[str]:
@@ -69,7 +74,11 @@ def _dumps(value: Any) -> str:
 class SQLRunStore(SharedSQL):
     """A run store over one DB-API connection. ``execute(sql, params)`` runs one statement (with
     ``?`` placeholders) and returns its cursor; ``transaction()`` groups statements. Safe to
-    share between threads and tasks of one process."""
+    share between threads and tasks of one process. ``writes_in_with``: the database takes an
+    UPDATE inside a WITH (PostgreSQL), so that the writes of a call or a step boundary are one
+    statement, one round trip to the server."""
+
+    writes_in_with: ClassVar[bool] = False
 
     def __init__(self, execute: Callable[[str, tuple[Any, ...]], Any],
                  transaction: Callable[[bool], AbstractContextManager[Any]], where: str) -> None:  # fmt: skip
@@ -81,6 +90,10 @@ class SQLRunStore(SharedSQL):
     def _one(self, sql: str, *params: Any) -> Any:
         with self._lock:
             return self._execute(sql, params)
+
+    def _check_owned(self, run_id: str, owner: str, cursor: Any, rows: int) -> None:
+        if cursor.rowcount != rows:
+            raise RunConflictError(run_id, f"this process no longer drives the run (owner {owner})")
 
     def _owned(self, run_id: str, owner: str, sql: str, *params: Any) -> None:
         """An UPDATE of ``run_id`` that only its owner may make (``sql`` ends in its WHERE)."""
@@ -106,9 +119,7 @@ class SQLRunStore(SharedSQL):
     def _append(self, run_id: str, state: dict[str, Any]) -> None:
         """Add the messages and steps new in ``state`` (``Snapshots.added``; a whole state starts
         at 0) to the run's entries."""
-        rows = [(run_id, kind, first + i, _dumps(body)) for kind, key, first in (
-                    ("message", "messages", state.get("first_message", 0)), ("step", "steps", state.get("first_step", 0)))
-                for i, body in enumerate(state.get(key) or ())]  # fmt: skip
+        rows = [(run_id, *row) for row in _entries(state)]
         for part in _chunks(rows):
             self._execute(
                 "INSERT INTO minloop_entries (run_id, kind, seq, body) VALUES "
@@ -223,6 +234,26 @@ class SQLRunStore(SharedSQL):
     def put_call(self, run_id: str, owner: str, lease_until: float, record: CallRecord) -> None:
         verdict = None if record.verdict is None else _dumps(record.verdict.to_dict())
         outcome = None if record.outcome is None else _dumps(record.outcome)
+        values = (
+            record.step,
+            record.call_id,
+            record.name,
+            record.arguments,
+            record.phase,
+            verdict,
+            outcome,
+            record.why,
+        )
+        if self.writes_in_with:  # one statement: one round trip to the server
+            with self._lock:
+                cursor = self._execute(
+                    f"WITH owned AS ({OWNED} RETURNING run_id) INSERT INTO minloop_calls (run_id, {CALL_COLUMNS}) "
+                    "SELECT run_id, ?::integer, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text FROM owned "
+                    f"{CALL_UPSERT}",
+                    (lease_until, time.time(), run_id, owner, *values),
+                )  # fmt: skip
+            self._check_owned(run_id, owner, cursor, 1)
+            return
         with self._lock, self._transaction(False):
             self._owned(
                 run_id, owner,
@@ -230,18 +261,27 @@ class SQLRunStore(SharedSQL):
                 lease_until, time.time(),
             )  # fmt: skip
             self._execute(
-                f"INSERT INTO minloop_calls (run_id, {CALL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT (run_id, step, call_id) DO UPDATE SET phase = excluded.phase, "
-                "verdict = excluded.verdict, outcome = excluded.outcome, why = excluded.why",
-                (run_id, record.step, record.call_id, record.name, record.arguments, record.phase, verdict,
-                 outcome, record.why),
-            )  # fmt: skip
+                f"INSERT INTO minloop_calls (run_id, {CALL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) {CALL_UPSERT}",
+                (run_id, *values),
+            )
 
     def checkpoint(
         self, run_id: str, owner: str, lease_until: float, step: int, state: dict[str, Any]
     ) -> None:
         """The state after ``step`` (with what is new: ``Snapshots.added``); the rows of that step
         are no longer needed."""
+        entries = _entries(state)
+        if self.writes_in_with and 0 < len(entries) <= CHUNK:  # one statement: one round trip
+            with self._lock:
+                cursor = self._execute(
+                    f"WITH owned AS ({OWNED.replace('SET ', 'SET state = ?, steps = ?, reply_step = NULL, reply = NULL, ')} "
+                    "RETURNING run_id) INSERT INTO minloop_entries (run_id, kind, seq, body) SELECT owned.run_id, "
+                    f"v.kind, v.seq, v.body FROM owned, (VALUES {', '.join(['(?::text, ?::integer, ?::text)'] * len(entries))}) "
+                    "AS v(kind, seq, body) ON CONFLICT (run_id, kind, seq) DO UPDATE SET body = excluded.body",
+                    (_dumps(_rest(state)), step, lease_until, time.time(), run_id, owner, *(v for e in entries for v in e)),
+                )  # fmt: skip
+            self._check_owned(run_id, owner, cursor, len(entries))
+            return
         with self._lock, self._transaction(False):
             self._owned(
                 run_id, owner,
@@ -302,6 +342,13 @@ def _fits(tools: Any) -> Fits:
         return "; ".join(f"{p['loc']}: {p['msg']}" for p in found) or None
 
     return fits
+
+
+def _entries(state: dict[str, Any]) -> list[tuple[str, int, str]]:
+    """The new messages and steps of ``state`` as entries: (kind, number, JSON)."""
+    return [(kind, first + i, _dumps(body)) for kind, key, first in (
+                ("message", "messages", state.get("first_message", 0)), ("step", "steps", state.get("first_step", 0)))
+            for i, body in enumerate(state.get(key) or ())]  # fmt: skip
 
 
 def _rest(state: dict[str, Any]) -> dict[str, Any]:
