@@ -9,6 +9,7 @@ round of the call sends ``responses`` of the answers with the state echoed byte 
 from __future__ import annotations
 
 import asyncio
+import functools
 from typing import Any
 
 from ..questions import MAX_ROUNDS, Answered, Asked, Asking, Question, answered
@@ -22,9 +23,7 @@ async def call_asking(session: Any, tool: str, arguments: dict[str, Any], server
     the answers of the call in progress (``answered()``) and the server's state echoed as it
     came. Questions raise ``Asked``; a result carrying only a state (the server is not done yet)
     is sent again at once, then after growing waits."""
-    from pydantic import TypeAdapter
-
-    shape: Any = TypeAdapter(types.CallToolResult | types.InputRequiredResult)
+    shape = _result_shape(types)
 
     async def send(state: str | None, responses: dict[str, Any] | None) -> Any:
         params = types.CallToolRequestParams(name=tool, arguments=arguments, request_state=state,
@@ -43,6 +42,14 @@ async def call_asking(session: Any, tool: str, arguments: dict[str, Any], server
         wait = min(max(wait * 2, 0.05), 0.25)
         result = await send(result.request_state, None)
     raise MCPToolError(f"server {server!r} asked to be called again more than {MAX_ROUNDS} times in a row")
+
+
+@functools.cache
+def _result_shape(types: Any) -> Any:
+    """What a ``tools/call`` may answer, made once: building a ``TypeAdapter`` costs more than a call."""
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(types.CallToolResult | types.InputRequiredResult)
 
 
 def asked(result: Any, server: str, sent: Answered | None) -> Asked:
