@@ -196,3 +196,16 @@ def test_a_parse_failure_sent_mid_stream_is_recovered_too() -> None:
     assert result.output == "Cloudy in Paris." and [c.name for c in result.steps[0].tool_calls] == [
         "get_weather"
     ]
+
+
+def test_a_call_the_server_could_not_parse_is_recovered_through_the_openai_sdk_too() -> None:
+    import openai
+
+    from minloop.models.openai import OpenAIClientModel
+
+    script = [ollama_500("<|python_start|>[get_weather(city='Paris')]<|python_end|>"), {"content": "Cloudy."}]
+    with ChatServer(script) as server:
+        client = openai.AsyncOpenAI(base_url=server.base_url, api_key="k", max_retries=0)
+        result = Loop(OpenAIClientModel(client, "m"), [get_weather]).run_sync("Weather in Paris?")
+    assert (result.status, result.output) == ("success", "Cloudy.")
+    assert [c.name for c in result.steps[0].tool_calls] == ["get_weather"]

@@ -361,6 +361,9 @@ class OpenAIClientModel:
                 **request_body(self.name, request, self.extra_body, self.tools_off)
             )
         except Exception as exc:  # the SDK's own error types; keep the cause
+            raw = unparsed_text(getattr(exc, "body", None) or str(exc))  # the SDK retried it already
+            if raw is not None and (found := recovered(raw, request)) is not None:
+                return found  # a call the server could not parse (see ``OpenAIModel``)
             raise ModelError(f"{type(exc).__name__}: {exc}") from exc
         return parse_completion(completion.model_dump(exclude_none=True))
 

@@ -29,15 +29,15 @@ _RAW = re.compile(r"raw='(.*)'(?:, err=|$)", re.DOTALL)
 
 
 def error_message(body: Any) -> str:
-    """The message of an error body (a JSON text or a parsed chunk): ``error.message``, or
-    ``error`` when it is a string, or the text itself."""
+    """The message of an error body (a JSON text, a parsed chunk, or the error object an SDK
+    kept): ``error.message``, or ``error`` when it is a string, or the text itself."""
     data = body
     if isinstance(body, str | bytes):
         try:
             data = json.loads(body)
         except ValueError:
             return body.decode(errors="replace") if isinstance(body, bytes) else body
-    error = data.get("error") if isinstance(data, dict) else None
+    error = data.get("error", data) if isinstance(data, dict) else None
     if isinstance(error, dict):
         error = error.get("message")
     return error if isinstance(error, str) else str(body)
