@@ -75,7 +75,6 @@ RETURNED: dict[Language, str] = {
 }
 SAID: dict[Language, dict[str, str]] = {
     "en": {
-        "gave": "{tool} gave {values}",
         "unasked": "{tool} gave {values}, not what you asked for",
         "nothing": "{tool} found nothing{asked}",
         "failed": "{tool} did not answer ({reason})",
@@ -83,7 +82,6 @@ SAID: dict[Language, dict[str, str]] = {
         "asked": " for {values}",
     },
     "zh": {
-        "gave": "{tool} 给出了 {values}",
         "unasked": "{tool} 只给出了 {values}，没有你问的内容",
         "nothing": "{tool} 没有找到{asked}结果",
         "failed": "{tool} 没有给出结果（{reason}）",
@@ -121,15 +119,13 @@ def plain_statement(
     messages: Sequence[Mapping[str, Any]],
     language: Language,
     menu: Sequence[Mapping[str, Any]] | None = None,
-    unasked: bool = True,
 ) -> str:
     """The statement that ends a run whose answer stays unsupported, in plain words: that the
     model cannot answer reliably, and what each tool run since the user last spoke did (the last
-    three): what it gave (and, when ``unasked``, that it is not what the request asks for; not
-    for an answer that compared two results the wrong way round), that it found nothing, or that
-    it failed and why; when no tool ran, what the tools of ``menu`` do. It says nothing the
+    three): what it gave (and that it is not what the request asks for), that it found nothing,
+    or that it failed and why; when no tool ran, what the tools of ``menu`` do. It says nothing the
     tools did not, and never shows a tool's raw JSON or the run's trace id."""
-    results = list(dict.fromkeys(_results(messages, language, unasked)))[-3:]
+    results = list(dict.fromkeys(_results(messages, language)))[-3:]
     if results:
         return RETURNED[language].format(results=BETWEEN[language].join(results))
     if not menu:
@@ -137,7 +133,7 @@ def plain_statement(
     return NO_TOOL[language].format(what=_abilities(menu, language))
 
 
-def _results(messages: Sequence[Mapping[str, Any]], language: Language, unasked: bool = True) -> list[str]:
+def _results(messages: Sequence[Mapping[str, Any]], language: Language) -> list[str]:
     """What each tool run since the user last spoke did, oldest first, in plain words."""
     calls = {
         call.get("id"): call.get("function") or {}
@@ -152,11 +148,11 @@ def _results(messages: Sequence[Mapping[str, Any]], language: Language, unasked:
         if message.get("role") in ("tool", "function"):
             fn = calls.get(message.get("tool_call_id")) or {}
             name = message.get("name") or fn.get("name") or "tool"
-            found.append(_said(str(name), message.get("content"), fn.get("arguments"), language, unasked))
+            found.append(_said(str(name), message.get("content"), fn.get("arguments"), language))
     return found[::-1]
 
 
-def _said(tool: str, content: Any, arguments: Any, language: Language, unasked: bool = True) -> str:
+def _said(tool: str, content: Any, arguments: Any, language: Language) -> str:
     words = SAID[language]
     data = _loads(content)
     if isinstance(data, dict) and isinstance(data.get("code"), str) and "error" in data:
@@ -170,7 +166,7 @@ def _said(tool: str, content: Any, arguments: Any, language: Language, unasked: 
         values = _plain(_loads(arguments) or {})
         asked = words["asked"].format(values=values) if values else ""
         return words["nothing"].format(tool=tool, asked=asked)
-    return words["unasked" if unasked else "gave"].format(tool=tool, values=_cut(_plain(data)))
+    return words["unasked"].format(tool=tool, values=_cut(_plain(data)))
 
 
 def plainly(data: Any) -> str:
