@@ -151,3 +151,13 @@ def test_mcp_header_on_the_command_line(login: str, trace_db: Path) -> None:
     assert json.loads(json.loads(done.output)["messages"][2]["content"])["result"] == "you are in"
     assert STATIC not in done.output + written(trace_db.parent)
     assert refused.exit_code == 2 and "refused the credentials" in refused.output
+
+
+def test_the_hint_to_resume_names_a_header_but_never_its_value() -> None:
+    from minloop.cli.runs import Setup
+
+    setup = Setup("m", None, "OPENAI_API_KEY", None, [], True, Path("."), 6, None, False, False, True, None,
+                  ["http://127.0.0.1:1/mcp"], [f"Authorization: Bearer {STATIC}"])  # fmt: skip
+    assert (
+        setup.resume_options() == "--model m --mcp http://127.0.0.1:1/mcp --mcp-header 'Authorization: ...'"
+    )
