@@ -37,6 +37,7 @@ def test_run_offers_the_server_tools_and_shows_where_each_call_went(trace_db: Pa
     assert [(c.name, c.server) for c in step.calls] == [("get_current_time", "mcp-time")]
     shown = runner.invoke(app, ["trace", "show", summary.trace_id])
     assert "@ mcp-time" in shown.output
+    assert "MCP server mcp-time · stdio · protocol 2026-07-28" in shown.output
     page = tmp_path / "report.html"
     runner.invoke(app, ["trace", "export", summary.trace_id, "--html", str(page)])
     assert '<span class="nums">@ mcp-time</span>' in page.read_text()

@@ -14,6 +14,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -204,6 +205,9 @@ def _print_header(trace: Trace) -> None:
         f"[dim]{_when(r.started)} · model {r.model} · tools {tools} · {r.steps} steps · {tokens} · "
         f"{_seconds(r.duration)}[/]"
     )
+    for server in trace.start.get("servers", []):  # MCP servers: the protocol each settled on
+        out.print(f"[dim]MCP server {escape(str(server.get('name')))} · {server.get('transport')} · "
+                  f"protocol {server.get('protocol')}[/]", soft_wrap=True)  # fmt: skip
     out.print(Text.assemble(("prompt ", "bold"), _clip(r.prompt, 600)))
 
 
