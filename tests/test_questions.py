@@ -192,3 +192,19 @@ def test_the_trace_says_what_was_answered_and_a_bare_approval_accepts(store_addr
     assert rounds[-1] == ("round 2", {"budget": {"action": "accept", "content": None}})
     decided = Verdict(True, by="bob", answers={"when": UserAnswer("decline")})
     assert said(decided) == "answered (when: decline) by bob"
+
+
+def test_two_calls_of_one_step_that_both_ask_pause_together_and_each_gets_its_answer(
+    store_address: str,
+) -> None:
+    store = open_store(store_address)
+    both = reply(None, call("plan", {"city": "Paris"}, id="c1"), call("plan", {"city": "Rome"}, id="c2"))
+    paused = Loop(ScriptedModel([both]), [plan], store=store).run_sync("Plan both")
+    assert [(p.call_id, p.why, p.questions[0].message) for p in paused.pending] == [
+        ("c1", "question", "When do you go to Paris?"), ("c2", "question", "When do you go to Rome?"),
+    ]  # fmt: skip
+    answers = {"c1": UserAnswer("decline"), "c2": UserAnswer("cancel")}
+    done = Loop(ScriptedModel(["Neither."]), [plan], store=store).resume_sync(paused.trace_id, answers)
+    told = [json.loads(m["content"])["result"] for m in done.messages if m["role"] == "tool"]
+    assert (done.status, told) == ("success", ["not planned: decline", "not planned: cancel"])
+    assert sorted(r[0] or "" for r in rounds) == ["", "", STATE, STATE]
