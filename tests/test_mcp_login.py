@@ -16,6 +16,7 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from typer.testing import CliRunner
@@ -161,3 +162,55 @@ def test_the_hint_to_resume_names_a_header_but_never_its_value() -> None:
     assert (
         setup.resume_options() == "--model m --mcp http://127.0.0.1:1/mcp --mcp-header 'Authorization: ...'"
     )
+
+
+def test_oauth_with_a_login_page_through_the_sdk_provider_and_a_refresh_token(
+    login: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The SDK's OAuthClientProvider (authorization code with PKCE): the redirect handler opens the
+    login page (here, a request that follows it to the code), the token expires mid-run and the
+    refresh token gets the next one."""
+    import httpx2
+    from mcp.client.auth import OAuthClientProvider
+    from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata
+
+    from minloop.mcp.login import MemoryTokens
+
+    caplog.set_level(logging.DEBUG)
+    back = "http://127.0.0.1:9/callback"  # the page the person lands on; nothing listens there
+    app_info = {"redirect_uris": [back], "token_endpoint_auth_method": "none", "scope": "tools",
+                "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"]}  # fmt: skip
+    storage = MemoryTokens()
+    storage.client_info = OAuthClientInformationFull(client_id="minloop-app", **app_info)
+    landed: dict[str, str] = {}
+
+    async def open_page(url: str) -> None:
+        async with httpx2.AsyncClient() as browser:
+            location = (await browser.get(url)).headers["location"]
+        landed.update({k: v[0] for k, v in parse_qs(urlsplit(location).query).items()})
+
+    async def came_back() -> AuthorizationCodeResult:
+        return AuthorizationCodeResult(**landed)
+
+    def play(request: Any) -> Any:
+        turn = sum(1 for m in request.messages if m["role"] == "assistant")
+        if turn == 1:
+            time.sleep(1.3)
+        return reply(None, call("whoami", {"note": str(turn)}, id=f"c{turn + 1}")) if turn < 2 else "In."
+
+    async def main() -> Any:
+        auth = OAuthClientProvider(
+            f"{login}/mcp", OAuthClientMetadata(**app_info), storage, open_page, came_back
+        )
+        async with MCPServer(f"{login}/mcp", auth=auth) as server:
+            loop = Loop(FunctionModel(play), server.tools, sinks=[SQLiteSink(tmp_path / "traces.db")],
+                        store=SQLiteRunStore(tmp_path / "runs.db"))  # fmt: skip
+            return await loop.run("Am I in?")
+
+    result = asyncio.run(main())
+    answers = [m["content"] for m in masked(result.messages, result.trace_id) if m["role"] == "tool"]
+    assert answers == [content(result="you are in")] * 2 and result.status == "success"
+    with urllib.request.urlopen(f"{login}/grants") as answer:
+        assert json.loads(answer.read()) == ["authorization_code", "refresh_token"]
+    everything = written(tmp_path, json.dumps(result.to_dict()), caplog.text)
+    assert not [t for t in issued(login) if t in everything]

@@ -3,24 +3,27 @@ process on 127.0.0.1: ``python login_server.py PORT``.
 
 The MCP endpoint (``/mcp``, built with the ``mcp`` SDK as a resource server) takes a bearer token:
 the fixed one in ``STATIC_TOKEN``, or one that ``/token`` issued and that has not expired. ``/token``
-is a client-credentials grant for client ``minloop-test`` (secret ``s3cret``), each token living
-``TOKEN_SECONDS`` (default 60). For the tests: ``GET /issued`` lists the tokens issued so far,
+grants client credentials (client ``minloop-test``, secret ``s3cret``), an authorization code
+(``/authorize`` says yes at once and redirects with a code; PKCE checked) and a refresh token;
+each token lives ``TOKEN_SECONDS`` (default 60). ``GET /grants`` lists the grant of each token. For the tests: ``GET /issued`` lists the tokens issued so far,
 ``POST /refuse`` makes the server refuse every token from then on.
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
 import os
 import secrets
 import sys
 import time
+from urllib.parse import urlencode
 
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, RedirectResponse, Response
 
 PORT = int(sys.argv[1])
 BASE = f"http://127.0.0.1:{PORT}"
@@ -28,6 +31,9 @@ STATIC = os.environ.get("STATIC_TOKEN", "")
 LIFETIME = int(os.environ.get("TOKEN_SECONDS", "60"))
 CLIENT, SECRET = "minloop-test", "s3cret"
 issued: dict[str, float] = {}  # token -> when it expires
+codes: dict[str, str] = {}  # authorization code -> its PKCE challenge
+refreshes: set[str] = set()
+grants: list[str] = []  # the grant of each token issued
 refusing = [False]
 
 
@@ -59,25 +65,55 @@ def whoami(note: str = "") -> str:
 async def metadata(request: Request) -> Response:
     return JSONResponse({
         "issuer": BASE, "token_endpoint": f"{BASE}/token", "authorization_endpoint": f"{BASE}/authorize",
-        "grant_types_supported": ["client_credentials"], "response_types_supported": ["code"],
-        "token_endpoint_auth_methods_supported": ["client_secret_basic"],
+        "grant_types_supported": ["client_credentials", "authorization_code", "refresh_token"],
+        "response_types_supported": ["code"], "token_endpoint_auth_methods_supported": ["client_secret_basic", "none"],
         "code_challenge_methods_supported": ["S256"],
     })  # fmt: skip
+
+
+@server.custom_route("/authorize", methods=["GET"])
+async def authorize(request: Request) -> Response:
+    """A person who says yes at once: back to the client's redirect address with a code."""
+    asked = request.query_params
+    code = secrets.token_urlsafe(16)
+    codes[code] = asked["code_challenge"]
+    back = urlencode({"code": code, "state": asked["state"], "iss": BASE})
+    return RedirectResponse(f"{asked['redirect_uri']}?{back}", status_code=302)
 
 
 @server.custom_route("/token", methods=["POST"])
 async def token(request: Request) -> Response:
     form = await request.form()
-    scheme, _, encoded = request.headers.get("authorization", "").partition(" ")
-    who = base64.b64decode(encoded).decode() if scheme.lower() == "basic" else ""
-    if who != f"{CLIENT}:{SECRET}":
-        return JSONResponse({"error": "invalid_client"}, status_code=401)
-    if form.get("grant_type") != "client_credentials":
+    grant = str(form.get("grant_type"))
+    if grant == "client_credentials":
+        scheme, _, encoded = request.headers.get("authorization", "").partition(" ")
+        who = base64.b64decode(encoded).decode() if scheme.lower() == "basic" else ""
+        if who != f"{CLIENT}:{SECRET}":
+            return JSONResponse({"error": "invalid_client"}, status_code=401)
+    elif grant == "authorization_code":
+        challenge = codes.pop(str(form.get("code")), None)
+        verifier = str(form.get("code_verifier", "")).encode()
+        made = base64.urlsafe_b64encode(hashlib.sha256(verifier).digest()).rstrip(b"=").decode()
+        if challenge is None or made != challenge:
+            return JSONResponse({"error": "invalid_grant"}, status_code=400)
+    elif grant == "refresh_token":
+        if str(form.get("refresh_token")) not in refreshes:
+            return JSONResponse({"error": "invalid_grant"}, status_code=400)
+    else:
         return JSONResponse({"error": "unsupported_grant_type"}, status_code=400)
+    grants.append(grant)
     value = secrets.token_urlsafe(24)
     issued[value] = time.time() + LIFETIME
-    return JSONResponse({"access_token": value, "token_type": "Bearer", "expires_in": LIFETIME,
-                         "scope": "tools"})  # fmt: skip
+    answer = {"access_token": value, "token_type": "Bearer", "expires_in": LIFETIME, "scope": "tools"}
+    if grant != "client_credentials":
+        answer["refresh_token"] = secrets.token_urlsafe(24)
+        refreshes.add(answer["refresh_token"])
+    return JSONResponse(answer)
+
+
+@server.custom_route("/grants", methods=["GET"])
+async def granted(request: Request) -> Response:
+    return JSONResponse(grants)
 
 
 @server.custom_route("/issued", methods=["GET"])
