@@ -368,3 +368,11 @@ def test_an_echoed_request_turns_tools_off_and_the_model_answers_from_the_result
         ("answer", "none"),
     ]
     assert _plain(result.messages) == _expected(None)  # the echo stays in the trace, not the transcript
+
+
+def test_a_text_naming_no_tool_is_read_at_once_and_an_escaped_name_still_counts() -> None:
+    from minloop.textcalls import read_calls
+
+    assert read_calls("The sum is 5; no tool was needed.", {"add"}) is None
+    escaped = read_calls('{"name": "\\u0061dd", "arguments": {"a": 1}}', {"add"})
+    assert escaped is not None and escaped.calls == ({"name": "add", "arguments": '{"a": 1}'},)

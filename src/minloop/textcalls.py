@@ -84,6 +84,8 @@ def read_calls(text: str, names: Collection[str]) -> TextCalls | None:
     """The calls to the tools ``names`` that ``text`` is made of, or ``None`` when it is an answer."""
     if not names or not text.strip():
         return None
+    if "\\" not in text and not any(name in text for name in names):
+        return None  # a call names its tool as it is (unless a JSON string escapes it: "\u0061dd")
     if (tagged := _tagged(text)) is not None:
         blocks, rest = tagged
         found = _calls_of([_shaped(b) for b in blocks], names)
