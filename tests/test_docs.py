@@ -174,3 +174,36 @@ def test_the_readme_commands_use_options_the_command_line_has() -> None:
     for command in commands:
         for option in re.findall(r" (--[a-z-]+)", command):
             assert option in done.stdout, f"{option} of {command!r} is not an option of minloop run"
+
+
+def test_the_readmes_and_the_site_navigation_link_every_page() -> None:
+    pages = {p.name for p in (ROOT / "docs").glob("*.md") if not p.name.endswith(".zh.md")}
+    nav = set(
+        re.findall(r"^  - [^:\n]+: (\S+\.md)$", (ROOT / "mkdocs.yml").read_text(encoding="utf-8"), re.M)
+    )
+    assert nav == pages
+    for readme in ("README.md", "README.zh-CN.md"):
+        text = (ROOT / readme).read_text(encoding="utf-8")
+        linked = {f"{name}.md" for name in re.findall(r"\(docs/([a-z0-9-]+?)(?:\.zh)?\.md[)#]", text)}
+        assert pages - {"index.md"} <= linked, (
+            f"{readme} does not link {sorted(pages - {'index.md'} - linked)}"
+        )
+
+
+def test_the_command_line_pages_synopsis_uses_options_each_command_has() -> None:
+    synopsis = FENCE.findall((ROOT / "docs" / "cli.md").read_text(encoding="utf-8"))[0]
+    commands = [part.strip() for line in synopsis.splitlines() for part in line.split(" · ")]
+    minloop = Path(sys.executable).with_name("minloop")
+    env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}
+    for command in (c for c in commands if c.startswith("minloop ")):
+        words = command.split()
+        name = words[1:3] if words[1] == "mcp" else words[1:2]
+        name[-1] = name[-1].split("|")[0]
+        done = subprocess.run(
+            [str(minloop), *name, "--help"], capture_output=True, text=True, timeout=60, env=env
+        )
+        assert done.returncode == 0, done.stderr
+        for option in re.findall(r"(--[a-z][a-z0-9-]*)", command.split("#")[0]):
+            assert option in done.stdout, (
+                f"{option} of {command!r} is not an option of minloop {' '.join(name)}"
+            )
