@@ -151,3 +151,14 @@ def test_each_bad_decision_is_one_line_and_changes_nothing(wipe_tool: None) -> N
         f"error: run {run_id}: call c1 was already decided: denied by alice at "
     )
     assert line.endswith(" UTC; a decision stands once made")
+
+
+def test_a_paused_calls_chinese_arguments_are_shown_in_their_own_characters(wipe_tool: None) -> None:
+    script = [reply(None, call("wipe", {"target": "东京的磁盘"}, id="c1"))]  # sent as \u escapes
+    with ChatServer(script) as server:
+        assert '"\\u4e1c' in server.script[0]["tool_calls"][0]["function"]["arguments"]
+        code, output = invoke("run", "清空它", *options(server), "--no-input")
+        assert code == 4 and 'wipe({"target": "东京的磁盘"}) · c1 · needs approval' in output
+        run_id = output.split("minloop approve ")[1].split()[0]
+    code, shown = invoke("trace", "show", run_id)
+    assert code == 0 and 'waiting for a decision: wipe({"target": "东京的磁盘"}) · c1' in shown

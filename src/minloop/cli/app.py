@@ -42,7 +42,7 @@ from .runs import (
 )
 from .serve import serve_command
 from .trace import replay_command, trace_app
-from .view import LiveView, err, out, show_result
+from .view import LiveView, err, out, readable, show_result
 
 __all__ = ["app"]
 
@@ -293,7 +293,7 @@ def _approver(yes: bool, no_input: bool) -> Callable[[ToolCall], Awaitable[bool 
             return True
         if no_input or not sys.stdin.isatty():
             return None
-        question = f"Allow {call.name}({call.arguments})?"
+        question = f"Allow {call.name}({readable(call.arguments)})?"
         return bool(await asyncio.to_thread(typer.confirm, question, default=False, err=True))
 
     return approve

@@ -31,7 +31,7 @@ from ..runs.decisions import verdicts_of
 from ..runs.open import open_store
 from ..runs.records import PendingCall, RunStore, SharedRunStore, Verdict
 from ..trace.sqlite import SQLiteSink, TraceStore, default_path
-from .view import err, one_line, out
+from .view import err, one_line, out, readable
 
 __all__ = [
     "Run",
@@ -118,7 +118,7 @@ def pause_hint(setup: Setup, result: RunResult) -> None:
     for p in result.pending:
         why = {"in_doubt": "may or may not have run before a crash", "question": "its server asks"}
         out.print(Text.assemble("  ⏸ ", (p.name, "bold yellow"),
-                                f"({p.arguments}) · {p.call_id} · {why.get(p.why, 'needs approval')}"
+                                f"({readable(p.arguments)}) · {p.call_id} · {why.get(p.why, 'needs approval')}"
                                 f" · digest {p.digest}"))  # fmt: skip
         for q in p.questions:
             what = (

@@ -21,6 +21,7 @@ from rich.text import Text
 from ..exceptions import MinloopError
 from ..factory import build_tools
 from ..trace.sqlite import Trace, TraceCall, TraceStep, TraceStore, decision_text
+from .view import readable
 
 __all__ = ["replay_command", "trace_app"]
 
@@ -243,7 +244,7 @@ def _print_call(call: TraceCall, limit: int | None) -> None:
         Text.assemble(
             "  → ",
             (call.name, "bold green"),
-            f"({call.arguments}){rerouted}",
+            f"({readable(call.arguments)}){rerouted}",
             (f"  {_ms(call.latency)}", "dim"),
         )
     )
@@ -282,7 +283,7 @@ def _print_runs_notes(trace: Trace) -> None:
     for p in trace.pending:
         out.print(
             Text(
-                f"waiting for a decision: {p.get('name')}({p.get('arguments')}) · {p.get('call_id')}",
+                f"waiting for a decision: {p.get('name')}({readable(str(p.get('arguments')))}) · {p.get('call_id')}",
                 "yellow",
             )
         )

@@ -68,7 +68,7 @@ def show_step(step: Step, registry: Mapping[str, Tool] | None = None) -> None:
         where = f"  @ {known.server}" if known is not None and known.server else ""
         out.print(
             Text.assemble(
-                "  → ", (call.name, "bold green"), f"({_readable(call.arguments)})", (where, "magenta")
+                "  → ", (call.name, "bold green"), f"({readable(call.arguments)})", (where, "magenta")
             )
         )
         body = json.loads(result.content)
@@ -125,7 +125,7 @@ class LiveView:
             self.text = ""
 
 
-def _readable(arguments: str) -> str:
+def readable(arguments: str) -> str:
     """Arguments as JSON with their own characters (东京, not \\u4e1c\\u4eac)."""
     try:
         return json.dumps(json.loads(arguments), ensure_ascii=False)
