@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from minloop import Loop, MinloopError, tool
+from minloop import Loop, MinloopError, SQLiteRunStore, tool
+from minloop.exceptions import StoreError
 from minloop.layers import RecordingSink, SQLiteResultCache
 from minloop.testing import FunctionModel, ScriptedModel, call, reply
 
@@ -122,8 +123,28 @@ def test_a_shared_cache_serves_other_runs_for_its_lifetime(tmp_path: Path) -> No
 
 
 def test_a_cache_that_cannot_be_used_says_so(tmp_path: Path) -> None:
-    with pytest.raises(MinloopError, match=r"result cache .*cannot open it"):
+    with pytest.raises(StoreError, match=r"^result cache .*: the file cannot be opened \(unable to open"):
         SQLiteResultCache(tmp_path)  # a directory
+    (tmp_path / "notes.txt").write_text("not a database")
+    with pytest.raises(StoreError, match=r"^result cache .*notes.txt: the file is not a SQLite database"):
+        SQLiteResultCache(tmp_path / "notes.txt")
+    assert (tmp_path / "notes.txt").read_text() == "not a database"  # nothing written to it
+    with SQLiteRunStore(tmp_path / "runs.db"):
+        pass
+    with pytest.raises(
+        StoreError, match=r"runs.db: the file is a SQLite database of something else \(tables: minloop_"
+    ):
+        SQLiteResultCache(tmp_path / "runs.db")
+    with pytest.raises(
+        StoreError, match=r"notes.txt/c.db: its folder cannot be made: a part of its path is a file"
+    ):
+        SQLiteResultCache(tmp_path / "notes.txt" / "c.db")
+    with pytest.raises(StoreError, match=r"an address of an unknown kind \(mysql://\)"):
+        SQLiteResultCache("mysql://host/db")
+    made = SQLiteResultCache(tmp_path / "new" / "folder" / "c.db")  # its folder is made, as a run store's
+    made.put("weather", '{"city":"Rome"}', "18")
+    assert made.get("weather", '{"city":"Rome"}') == "18"
+    made.close()
     with pytest.raises(MinloopError, match="lifetime must be > 0"):
         SQLiteResultCache(tmp_path / "c.db", lifetime=0)
     with pytest.raises(MinloopError, match="cache= takes True or a result cache"):

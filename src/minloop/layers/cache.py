@@ -12,20 +12,24 @@ what the model reads: it gets the value the call gave, checked and sealed as a n
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from ..exceptions import MinloopError
+from ..exceptions import MinloopError, StoreError
 from ..execute import check_output, json_arguments
 from ..layer import Execute, Layer
 from ..messages import ToolCall
 from ..state import RunState
 from ..tools import Tool
+from ..trace.sqlfile import check_ours, check_path, sqlite_error
 from .tracing import report
 
 __all__ = ["Caching", "ResultCache", "SQLiteResultCache"]
+
+WHAT = "result cache"
 
 
 @runtime_checkable
@@ -88,17 +92,27 @@ class SQLiteResultCache:
 
         if lifetime <= 0:
             raise MinloopError(f"SQLiteResultCache: lifetime must be > 0 seconds, got {lifetime!r}")
+        check_path(WHAT, os.fspath(path))
         self.path, self.lifetime = str(path), lifetime
         self._lock = threading.Lock()
         try:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        except (sqlite3.Error, OSError) as exc:
+            raise sqlite_error(WHAT, self.path, exc) from None
+        try:
+            check_ours(WHAT, self.path, self._db, {"results"})
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute(
                 "CREATE TABLE IF NOT EXISTS results (tool TEXT, arguments TEXT, value TEXT, "
                 "stored REAL, PRIMARY KEY (tool, arguments))"
             )
         except sqlite3.Error as exc:
-            raise MinloopError(f"result cache {self.path}: cannot open it: {exc}") from None
+            self._db.close()
+            raise sqlite_error(WHAT, self.path, exc) from None
+        except StoreError:
+            self._db.close()
+            raise
 
     def get(self, tool: str, arguments: str) -> str | None:
         row = self._run("SELECT value, stored FROM results WHERE tool = ? AND arguments = ?", tool, arguments)
@@ -124,4 +138,4 @@ class SQLiteResultCache:
             with self._lock:
                 return self._db.execute(sql, params).fetchone()
         except sqlite3.Error as exc:
-            raise MinloopError(f"result cache {self.path}: {exc}") from None
+            raise sqlite_error(WHAT, self.path, exc) from None
