@@ -10,11 +10,12 @@ killed with SIGKILL at a random moment after the run started, resumed in a new p
 may be killed again, up to three times a run), and finally resumed to its end. Runs take turns
 at four ways of charging: with no approval needed; approved in the process (``approve=``);
 paused and approved by a person through the API (``loop.resume`` with the decision); paused
-and approved by a person through the command line (``minloop approve``). Every tool appends a
-line to a file as its side effect, so the files say what ran. Printed, for each way: kills,
-runs, how they ended, charges and notices made twice, final answers given twice and runs stuck
-(all three must be 0), calls reported in doubt, and lookups made again (allowed: the lookup is
-safe to repeat).
+and approved by a person through the command line (``minloop approve``). A resume that follows
+a person's decision is killed within its first three delays, where the approved charge runs.
+Every tool appends a line to a file as its side effect, so the files say what ran. Printed, for
+each way: kills, runs, how they ended, charges and notices made twice, final answers given twice
+and runs stuck (all three must be 0), calls reported in doubt, and lookups made again (allowed:
+the lookup is safe to repeat).
 """
 
 from __future__ import annotations
@@ -64,18 +65,19 @@ def one_run(
     store: str, counts: Path, rng: random.Random, delay: float, kills_left: int, way: str
 ) -> tuple[int, dict]:
     """Start, kill, approve and resume one run; the kills made and its end."""
-    kills, run_id, args = 0, None, ["start"]
+    kills, run_id, args, window, most = 0, None, ["start"], 10 * delay, 3  # the run takes about 9 delays
     while True:
         proc = launch(store, counts, args, delay, way)
         assert proc.stdout is not None
-        run_id = run_id or proc.stdout.readline().split()[0]
-        if kills < 3 and kills < kills_left:
-            time.sleep(rng.uniform(0.0, 10 * delay))  # the run takes about 9 delays
+        line = proc.stdout.readline()  # the run id, once the run is taken: the kill is timed from here
+        run_id = run_id or line.split()[0]
+        if kills < most and kills < kills_left:
+            time.sleep(rng.uniform(0.0, window))
             if proc.poll() is None:
                 proc.send_signal(signal.SIGKILL)
                 kills += 1
         code = proc.wait(timeout=60)
-        args = ["resume", run_id]
+        args, window = ["resume", run_id], 10 * delay
         if code == 0:
             result = json.loads((counts / "result.json").read_text())
             if result["status"] != "paused":
@@ -84,6 +86,7 @@ def one_run(
                 args += ["--decide", "call_2_1=yes"]
             else:
                 approve_by_cli(store, run_id)
+            window, most = 3 * delay, kills + 1  # the approved charge runs first: aim one more kill at it
             continue
         stderr = proc.stderr.read() if proc.stderr else ""
         if code == 1 and "the run has ended" in stderr:
