@@ -100,6 +100,18 @@ def test_the_mcp_commands_list_and_read() -> None:
     assert json.loads(got.output) == [{"role": "user", "content": "Say hello to Ada, briefly."}]
     missing = runner.invoke(app, ["mcp", "read", server, "nothing://here"])
     assert missing.exit_code == 2 and "could not read 'nothing://here'" in missing.output
+    typo = runner.invoke(app, ["mcp", "prompt", server, "greet", "--arg", "name:Ada"])
+    assert (typo.exit_code, typo.output) == (2, "error: --arg 'name:Ada': give NAME=VALUE\n")
+
+
+def test_a_server_without_resources_or_prompts_says_so() -> None:
+    server = f"{sys.executable} -m mcp_server_time"
+    listed = runner.invoke(app, ["mcp", "resources", server])
+    assert (listed.exit_code, listed.output) == (0, "the server offers no resources\n")
+    prompts = runner.invoke(app, ["mcp", "prompts", server])
+    assert (prompts.exit_code, prompts.output) == (0, "the server offers no prompts\n")
+    as_json = runner.invoke(app, ["mcp", "prompts", server, "--json"])
+    assert json.loads(as_json.output) == []
 
 
 def test_run_attaches_a_resource_to_its_prompt() -> None:

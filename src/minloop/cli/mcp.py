@@ -142,7 +142,8 @@ def resources_command(server: ServerArg, header: McpHeaderOpt = None, as_json: J
     """The server's resources and resource templates."""
     shown = _with_server(server, header, lambda s: s.resources())
     _show(shown, as_json, lambda v: [f"{r.get('uri') or r['uri_template']}  {r['name']}"
-                                     + (f": {r['description']}" if r["description"] else "") for r in v])  # fmt: skip
+                                     + (f": {r['description']}" if r["description"] else "") for r in v]
+          or ["the server offers no resources"])  # fmt: skip
 
 
 @mcp_app.command("read")
@@ -164,7 +165,7 @@ def prompts_command(server: ServerArg, header: McpHeaderOpt = None, as_json: Jso
         names = ", ".join(a["name"] + "*" * a["required"] for a in p["arguments"])
         return f"{p['name']}({names})" + (f": {p['description']}" if p["description"] else "")
 
-    _show(shown, as_json, lambda v: [line(p) for p in v])
+    _show(shown, as_json, lambda v: [line(p) for p in v] or ["the server offers no prompts"])
 
 
 @mcp_app.command("prompt")
@@ -177,6 +178,10 @@ def prompt_command(
     header: McpHeaderOpt = None,
 ) -> None:
     """Print one of the server's prompts, filled with the arguments, as JSON messages."""
+    unnamed = [a for a in arg or [] if "=" not in a]
+    if unnamed:
+        err.print(f"[bold red]error:[/] --arg {escape(repr(unnamed[0]))}: give NAME=VALUE", soft_wrap=True)
+        raise typer.Exit(2)
     given = dict(a.partition("=")[::2] for a in arg or [])
     messages = _with_server(server, header, lambda s: s.prompt(name, given))
     sys.stdout.write(json.dumps(messages, ensure_ascii=False, indent=2) + "\n")
