@@ -225,3 +225,16 @@ def test_live_view_says_when_the_text_shown_was_replaced(capsys: pytest.CaptureF
     shown = capsys.readouterr().out
     assert shown.count("not accepted: the text above was replaced by the answer below") == 1
     assert shown.index("北京晴，22°C。") < shown.index("not accepted: the text above was replaced")
+
+
+def test_an_error_line_shows_what_was_typed_as_typed(tmp_path: Path) -> None:
+    # brackets are not taken as styles, nor :name: as an emoji code
+    code, output = invoke(
+        "run", "hi", "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--tools", "json:[red]x"
+    )
+    assert (code, output) == (2, "error: tools 'json:[red]x': module 'json' has no attribute '[red]x'\n")
+    code, output = invoke("serve", "--loop", "nomodule_here:loop", "--store", str(tmp_path / "runs.db"))
+    assert (code, output) == (
+        2,
+        "error: --loop nomodule_here:loop: cannot load it (No module named 'nomodule_here')\n",
+    )

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from ..exceptions import MinloopError
 from ..factory import build_model, build_tools
@@ -211,7 +212,7 @@ def finish(setup: Setup, as_json: bool, start: Start, run: Run, extra: dict[str,
         servers: list[dict[str, Any]] = []  # what each MCP server settled on, for --json
         result = asyncio.run(_drive(loop, start, run, live=not as_json, setup=setup, opened=servers))
     except (MinloopError, OSError, sqlite3.Error) as exc:
-        err.print(f"[bold red]error:[/] {exc}", soft_wrap=True)
+        err.print(f"[bold red]error:[/] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(2) from None
     finally:
         for opened in (trace, store, cache):
@@ -279,7 +280,7 @@ async def _with_mcp(loop: Loop, setup: Setup, stack: AsyncExitStack) -> tuple[Lo
         servers = await open_servers(setup.mcp, parse_headers(setup.mcp_headers), stack)
         extra = check_names(servers, reserved=loop.registry)
     except MinloopError as exc:
-        err.print(f"[bold red]error:[/] {exc}", soft_wrap=True)
+        err.print(f"[bold red]error:[/] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(2) from None
     return replace(loop, tools=[*loop.tools, *extra]), servers
 

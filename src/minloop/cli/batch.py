@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import Progress
 
 from ..batch import run_batch
@@ -57,7 +58,7 @@ def batch_command(
                 on_record=lambda _: bar.advance(job),
             )
     except MinloopError as exc:
-        console.print(f"[bold red]error:[/] {exc}", soft_wrap=True)
+        console.print(f"[bold red]error:[/] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(2) from None
     counts = ", ".join(f"{n} {status}" for status, n in sorted(summary.statuses.items())) or "nothing to run"
     console.print(f"{counts}; {summary.skipped} skipped; results in {out}")

@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from ..evals.bfcl import CATEGORIES, HELD_OUT
@@ -79,7 +80,7 @@ def eval_bfcl_command(
             )
         )
     except MinloopError as exc:
-        console.print(f"[bold red]error:[/] {exc}", soft_wrap=True)
+        console.print(f"[bold red]error:[/] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(2) from None
     if out is not None:
         out.write_text(

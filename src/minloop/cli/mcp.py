@@ -112,7 +112,7 @@ def _with_server(target: str, headers: list[str] | None, ask: Callable[[MCPServe
     try:
         return asyncio.run(main())
     except MinloopError as exc:
-        err.print(f"[bold red]error:[/] {exc}", soft_wrap=True)
+        err.print(f"[bold red]error:[/] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(2) from None
 
 

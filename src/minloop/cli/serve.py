@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from ..exceptions import MinloopError, MissingDependencyError
 from ..factory import build_model, build_tools
@@ -74,7 +75,7 @@ def serve_command(
         app = create_app(served, open_store(store), token=real, url=url or f"http://{host}:{port}",
                          lease_scan=lease_scan or None)  # fmt: skip
     except (MinloopError, OSError) as exc:
-        err.print(f"[bold red]error:[/] {exc}", soft_wrap=True)
+        err.print(f"[bold red]error:[/] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(2) from None
     level = os.environ.get("MINLOOP_LOG_LEVEL", "warning")
     # Stopped, it lets requests finish for a few seconds, then closes event streams (their clients

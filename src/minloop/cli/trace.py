@@ -28,8 +28,8 @@ __all__ = ["replay_command", "trace_app"]
 trace_app = typer.Typer(
     add_completion=False, no_args_is_help=True, help="Stored runs: list (or ls), show, export."
 )
-out = Console()
-err = Console(stderr=True)
+out = Console(emoji=False)
+err = Console(stderr=True, emoji=False)
 BAR_WIDTH = 24
 
 DbOption = Annotated[
@@ -46,7 +46,7 @@ def _open(db: Path | None) -> TraceStore:
     try:
         return TraceStore(db)
     except MinloopError as exc:
-        err.print(f"[bold red]error:[/] {exc}", soft_wrap=True)
+        err.print(f"[bold red]error:[/] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(2) from None
 
 
@@ -55,7 +55,7 @@ def _load(db: Path | None, ref: str) -> Trace:
         try:
             return store.trace(ref)
         except MinloopError as exc:
-            err.print(f"[bold red]error:[/] {exc}", soft_wrap=True)
+            err.print(f"[bold red]error:[/] {escape(str(exc))}", soft_wrap=True)
             raise typer.Exit(2) from None
 
 
@@ -187,7 +187,7 @@ def replay_command(
         )
         report = replay_sync(trace, tools=toolset)
     except (MinloopError, OSError) as exc:
-        err.print(f"[bold red]error:[/] {exc}", soft_wrap=True)
+        err.print(f"[bold red]error:[/] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(2) from None
     if as_json:
         sys.stdout.write(json.dumps(report.to_dict(), ensure_ascii=False, indent=2, default=str) + "\n")

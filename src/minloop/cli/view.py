@@ -20,8 +20,8 @@ from ..tools import Tool
 
 __all__ = ["LiveView", "err", "fail", "one_line", "out", "show_result", "show_step"]
 
-out = Console()
-err = Console(stderr=True)
+out = Console(emoji=False)
+err = Console(stderr=True, emoji=False)
 
 
 def fail(exc: BaseException | str) -> typer.Exit:
