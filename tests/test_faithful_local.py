@@ -82,9 +82,10 @@ def test_an_invented_answer_is_stopped_at_its_first_unsupported_sentence() -> No
     question = [{"role": "user", "content": "Who won the 2018 World Cup and what was the score?"}]
     specs = [t.spec() for t in default_tools()]
     # the evidence layer asks the model to stop where its check would replace this answer
-    stop = WhileDecoding(stop=AnswerWatch(question))
+    stop = WhileDecoding(stop=AnswerWatch(question), language="en")  # as the layers ask
     watched = asyncio.run(model.call(ModelRequest(question, specs, "auto", decoding=stop)))
-    whole = asyncio.run(model.call(ModelRequest(question, specs, "none")))  # the same answer, unwatched
+    english = WhileDecoding(language="en")  # the same answer, unwatched
+    whole = asyncio.run(model.call(ModelRequest(question, specs, "none", decoding=english)))
     text, full = watched.message["content"], whole.message["content"]
     assert text.endswith(" ...") and unsupported(text, Evidence.of(question)), text
     assert watched.usage.completion_tokens < whole.usage.completion_tokens, (text, full)

@@ -152,3 +152,4 @@ def test_a_call_that_copies_its_tools_example_is_asked_for_once_more() -> None:
     again = model.requests[1]
     assert again.tool_choice == {"type": "function", "function": {"name": "calculator"}}
     assert again.messages[-1] == {"role": "system", "content": EXAMPLE["en"].format(tool="calculator")}
+    assert again.decoding is not None and again.decoding.avoid == ("(17 + 5) * 3",)  # not written again

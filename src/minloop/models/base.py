@@ -79,16 +79,18 @@ class WhileDecoding:
     complete; True stops the call there, and it is returned with the arguments read so far.
     ``stop(text)`` is given an answer's text as it grows; True ends the answer there.
     ``language`` ("en", "zh") is the language the answer is written in, from its first word.
+    ``avoid`` are values a layer refused: a value is not to be written as one of them again.
     """
 
     refuse: Callable[[str, dict[str, Any]], bool] | None = None
     stop: Callable[[str], bool] | None = None
     language: str | None = None
+    avoid: tuple[str, ...] = ()
 
     def adding(self, other: WhileDecoding) -> WhileDecoding:
         """Both asks: either's ``refuse`` or ``stop`` stops; ``other``'s language, if it names one."""
         refuse, stop = _either(self.refuse, other.refuse), _either(self.stop, other.stop)
-        return WhileDecoding(refuse, stop, other.language or self.language)
+        return WhileDecoding(refuse, stop, other.language or self.language, (*self.avoid, *other.avoid))
 
 
 def _either(one: Callable[..., bool] | None, two: Callable[..., bool] | None) -> Callable[..., bool] | None:

@@ -64,8 +64,8 @@ class Grounding(Layer):
         missing |= _cut_off(message)
         if not missing:
             return replace(reply, response=replace(reply.response, message=message))
-        if (tool := _example_of(message, missing, request.tools)) is not None:
-            again = await self._again(request, call, tool, evidence)
+        if (example := _example_of(message, missing, request.tools)) is not None:
+            again = await self._again(request, call, example, evidence)
             if again is not None:
                 return again
         note: Message = {
@@ -78,19 +78,19 @@ class Grounding(Layer):
         return Reply(replace(answer.response, usage=usage), reply.latency + answer.latency)
 
     async def _again(
-        self, request: ModelRequest, call: CallModel, tool: str, evidence: list[Message]
+        self, request: ModelRequest, call: CallModel, example: tuple[str, str], evidence: list[Message]
     ) -> Reply | None:
-        """The call to ``tool`` asked for once more, after it copied its description's example;
-        ``None`` when that call does not stand on the conversation either."""
+        """The call to a tool asked for once more, after it copied its description's example (not
+        to be written again); ``None`` when that call does not stand on the conversation either."""
+        tool, value = example
         note: Message = {
             "role": "system",
             "content": EXAMPLE[user_language(request.messages)].format(tool=tool),
         }
         forced = {"type": "function", "function": {"name": tool}}
         again = replace(request, messages=[*request.messages, note], tool_choice=forced)
-        reply = await call(
-            again.asking(WhileDecoding(refuse=_Refusal(request.tools, evidence, self.resolve)))
-        )
+        refuse = _Refusal(request.tools, evidence, self.resolve)
+        reply = await call(again.asking(WhileDecoding(refuse=refuse, avoid=(value,))))
         message, missing = ground_calls(reply.response.message, request.tools, evidence, resolve=self.resolve)
         if not message.get("tool_calls") or missing:
             return None
@@ -99,8 +99,8 @@ class Grounding(Layer):
 
 def _example_of(
     message: Message, missing: dict[str, list[str]], tools: Sequence[Mapping[str, Any]]
-) -> str | None:
-    """The tool whose refused value is written in its own description (its example), if any."""
+) -> tuple[str, str] | None:
+    """The tool whose refused value is written in its own description (its example), and the value."""
     described = {
         t["function"]["name"]: str(t["function"].get("description") or "") for t in tools if "function" in t
     }
@@ -110,7 +110,7 @@ def _example_of(
         for name in missing.get(tool, []):
             value = arguments.get(name)
             if isinstance(value, str) and len(value) >= 3 and value in described.get(tool, ""):
-                return tool
+                return tool, value
     return None
 
 

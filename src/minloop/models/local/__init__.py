@@ -104,6 +104,12 @@ class LocalModel(Loaded):
     async def call(self, request: ModelRequest) -> ModelResponse:
         ensure_not_in_tool(self.name)
         body = self.body(request)
+        if request.decoding is not None and request.decoding.avoid:  # banned: the first token of each
+            server, _ = self._server()
+            firsts = {
+                ids[0] for v in request.decoding.avoid for t in (v, " " + v) if (ids := tokenize(server, t))
+            }
+            body["logit_bias"] = [[token, False] for token in sorted(firsts)]
         prefix = f"call_{sum(m.get('role') == 'assistant' for m in request.messages) + 1}"
         refuse = request.decoding.refuse if request.decoding is not None else None
         watch = CallWatch(request.tools, refuse) if refuse is not None and request.tools else None
