@@ -107,7 +107,10 @@ class LocalModel(Loaded):
         if request.decoding is not None and request.decoding.avoid:  # banned: the first token of each
             server, _ = self._server()
             firsts = {
-                ids[0] for v in request.decoding.avoid for t in (v, " " + v) if (ids := tokenize(server, t))
+                ids[0]
+                for v in request.decoding.avoid
+                for t in (v, " " + v, f'"{v}')
+                if (ids := tokenize(server, t))
             }
             body["logit_bias"] = [[token, False] for token in sorted(firsts)]
         prefix = f"call_{sum(m.get('role') == 'assistant' for m in request.messages) + 1}"
