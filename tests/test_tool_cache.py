@@ -139,7 +139,9 @@ def test_a_cache_that_cannot_be_used_says_so(tmp_path: Path) -> None:
         StoreError, match=r"notes.txt/c.db: its folder cannot be made: a part of its path is a file"
     ):
         SQLiteResultCache(tmp_path / "notes.txt" / "c.db")
-    with pytest.raises(StoreError, match=r"an address of an unknown kind \(mysql://\)"):
+    with pytest.raises(
+        StoreError, match=r"an address of an unknown kind \(mysql://\): give a SQLite file path$"
+    ):
         SQLiteResultCache("mysql://host/db")
     made = SQLiteResultCache(tmp_path / "new" / "folder" / "c.db")  # its folder is made, as a run store's
     made.put("weather", '{"city":"Rome"}', "18")

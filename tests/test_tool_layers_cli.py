@@ -66,3 +66,28 @@ def test_serve_takes_the_same_options_for_the_loop_it_serves(tmp_path: Path) -> 
         assert done.status_code == 200, done.text
         assert done.json()["choices"][0]["message"]["content"].startswith("done: ")
     assert (tmp_path / "cache.db").exists()  # the shared cache was opened for the served loop
+
+
+def test_a_cache_db_that_is_no_file_path_is_refused_and_makes_no_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    done = CliRunner().invoke(
+        app,
+        [
+            "run",
+            "hi",
+            "--model",
+            "m",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--cache",
+            "--cache-db",
+            "mysql://host/db",
+        ],
+    )
+    assert (done.exit_code, done.output) == (
+        2,
+        "error: result cache mysql://host/db: an address of an unknown kind (mysql://): give a SQLite file path\n",
+    )
+    assert list(tmp_path.iterdir()) == []

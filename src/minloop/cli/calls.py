@@ -3,7 +3,6 @@ concurrent calls, retries, and the result cache (``minloop.layers``)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -25,13 +24,13 @@ CacheOpt = Annotated[
     typer.Option("--cache", help="Answer a read-only tool's repeated call in a run from its first result."),
 ]
 CacheDbOpt = Annotated[
-    Path | None,
+    str | None,  # as typed: a Path would make mysql://x a folder mysql:/x
     typer.Option(help="Share read-only tools' results across runs in this SQLite file, each for an hour."),
 ]
 
 
 def call_keywords(
-    concurrency: int | None, retry: int | None, cache: bool, cache_db: Path | None
+    concurrency: int | None, retry: int | None, cache: bool, cache_db: str | None
 ) -> dict[str, Any]:
     """The ``Loop`` keywords the options ask for (a cache file is opened here)."""
     from ..layers.cache import SQLiteResultCache

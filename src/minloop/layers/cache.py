@@ -92,7 +92,7 @@ class SQLiteResultCache:
 
         if lifetime <= 0:
             raise MinloopError(f"SQLiteResultCache: lifetime must be > 0 seconds, got {lifetime!r}")
-        check_path(WHAT, os.fspath(path))
+        check_path(WHAT, os.fspath(path), postgres=False)
         self.path, self.lifetime = str(path), lifetime
         self._lock = threading.Lock()
         try:

@@ -66,14 +66,15 @@ def sqlite_error(what: str, path: object, exc: BaseException) -> StoreError:
     return StoreError(store, f"the file {problem} ({said}); {todo}")
 
 
-def check_path(what: str, path: object) -> None:
-    """Refuse an address with a scheme (``mysql://...``, ``http://...``): it is no file path."""
+def check_path(what: str, path: object, *, postgres: bool = True) -> None:
+    """Refuse an address with a scheme (``mysql://...``, ``http://...``): it is no file path
+    (``postgres``: the store also takes a postgresql:// address)."""
     found = SCHEME.match(str(path))
     if found:
+        other = " or a postgresql:// address" if postgres else ""
         raise StoreError(
             f"{what} {path}",
-            f"an address of an unknown kind ({found.group(1)}://): give a SQLite file path or a "
-            "postgresql:// address",
+            f"an address of an unknown kind ({found.group(1)}://): give a SQLite file path{other}",
         )
 
 
