@@ -32,7 +32,17 @@ from ..exceptions import RunConflictError, RunError, RunMismatchError, RunNotFou
 from ..runs.records import SharedRunStore, Verdict
 from ..runs.shared import KEPT_FOR
 from ..standard import Loop
-from .bodies import AnswerBody, BadRequest, CancelBody, DecisionBody, ResumeBody, StartBody, bearer, read_body
+from .bodies import (
+    AnswerBody,
+    ApproveBody,
+    BadRequest,
+    CancelBody,
+    DecisionBody,
+    ResumeBody,
+    StartBody,
+    bearer,
+    read_body,
+)
 from .chat import chat_completions
 from .errors import error, http_error, server_error, shown
 from .events import EventStream
@@ -185,19 +195,19 @@ def _stream(runs: Runs, run_id: str, after: int, headers: dict[str, str] | None 
     return EventStream(follow(runs.journal, run_id, after), TERMINAL, headers or {})
 
 
-async def _decide(request: Request, runs: Runs, token: str | None, approve: bool) -> Response:
-    body = await read_body(request, DecisionBody)
+async def _decide(request: Request, runs: Runs, token: str | None, verdict: Verdict) -> Response:
     run_id, call_id = request.path_params["run_id"], request.path_params["call_id"]
-    runs.resume(run_id, token, {call_id: Verdict(approve, body.reason, by="http")})
+    runs.resume(run_id, token, {call_id: verdict})
     return JSONResponse({"run_id": run_id, "status": "running"}, status_code=202)
 
 
 async def _approve(request: Request, runs: Runs, token: str | None) -> Response:
-    return await _decide(request, runs, token, True)
+    return await _decide(request, runs, token, (await read_body(request, ApproveBody)).verdict())
 
 
 async def _deny(request: Request, runs: Runs, token: str | None) -> Response:
-    return await _decide(request, runs, token, False)
+    body = await read_body(request, DecisionBody)
+    return await _decide(request, runs, token, Verdict(False, body.reason, by="http", digest=body.digest))
 
 
 async def _answer(request: Request, runs: Runs, token: str | None) -> Response:

@@ -8,10 +8,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.requests import Request
 
 from ..messages import loads, transcript_problems
+from ..runs.records import Verdict
 from .errors import shown
 
 __all__ = [
     "AnswerBody",
+    "ApproveBody",
     "BadRequest",
     "ChatBody",
     "DecisionBody",
@@ -46,6 +48,25 @@ class StartBody(_Strict):
 
 class DecisionBody(_Strict):
     reason: str | None = Field(default=None, max_length=10_000)
+    digest: str | None = Field(default=None, max_length=64)
+
+
+class ApproveBody(DecisionBody):
+    """An approval: as it stands, with ``arguments`` (an edit), or with a ``result`` given in the
+    tool's place; ``digest`` names the arguments decided on."""
+
+    arguments: dict[str, Any] | None = None
+    result: Any = None
+
+    def verdict(self) -> Verdict:
+        if self.arguments is not None and self.result is not None:
+            raise BadRequest(422, "arguments, result: give one of them (an edit runs the call, a result "
+                                  "answers in its place)")  # fmt: skip
+        if self.arguments is not None:
+            return Verdict.edit(self.arguments, self.reason, by="http", digest=self.digest)
+        if self.result is not None:
+            return Verdict.respond(self.result, by="http", digest=self.digest)
+        return Verdict(True, self.reason, by="http", digest=self.digest)
 
 
 class AnswerOf(_Strict):

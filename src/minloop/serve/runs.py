@@ -139,7 +139,7 @@ class Runs:
         self.check(run_id, token)
         stored = self.store.load(run_id)
         status = stored.row.status
-        pending = [p.to_dict() for p in stored.pending]
+        pending = [{**p.to_dict(), "digest": p.digest} for p in stored.pending]
         return {"run_id": run_id, "status": status, "steps": stored.row.steps, "pending": pending,
                 "result": stored.result if status in ENDED or status == "paused" else None}  # fmt: skip
 
