@@ -249,3 +249,32 @@ def test_a_run_asked_to_cancel_that_pauses_first_ends_cancelled(tmp_path: Path) 
     stored = store.load(result.trace_id)
     assert (stored.row.status, stored.pending) == ("cancelled", [])
     assert [(r.status, r.pending) for r in store.runs()] == [("cancelled", 0)]
+
+
+EARLIER_TABLES = [  # what the release before cancel's who and why made
+    """CREATE TABLE minloop_runs (run_id TEXT PRIMARY KEY, status TEXT NOT NULL, schema_version INTEGER
+    NOT NULL, version INTEGER NOT NULL, created REAL NOT NULL, updated REAL NOT NULL, owner TEXT,
+    lease_until REAL, steps INTEGER NOT NULL, prompt TEXT NOT NULL, tag TEXT, tools TEXT NOT NULL,
+    state TEXT NOT NULL, reply_step INTEGER, reply TEXT, result TEXT)""",
+    "CREATE TABLE minloop_cancels (run_id TEXT PRIMARY KEY, asked REAL NOT NULL)",
+]
+
+
+def test_a_store_an_earlier_version_made_gains_the_columns_of_who_and_why(store_address: str) -> None:
+    if store_address.startswith("postgresql"):
+        import psycopg
+
+        with psycopg.connect(store_address, autocommit=True) as conn:
+            for statement in EARLIER_TABLES:
+                conn.execute(statement.replace("REAL", "DOUBLE PRECISION"))
+    else:
+        import sqlite3
+
+        with sqlite3.connect(store_address) as conn:
+            for statement in EARLIER_TABLES:
+                conn.execute(statement)
+    loop, run_id = paused_run(open_store(store_address))
+    assert loop.cancel_sync(run_id, reason="opened again", by="bob") == "cancelled"
+    assert (
+        open_store(store_address).load(run_id).result["error"] == "the run was cancelled by bob: opened again"
+    )

@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ..exceptions import MissingDependencyError, StoreError
+from .shared import later_columns
 from .sql import SQLRunStore, tables
 
 __all__ = ["PostgresRunStore"]
@@ -55,7 +56,7 @@ class PostgresRunStore(SQLRunStore):
         super().__init__(self._run, self._transaction, where)
         with self._transaction(True):
             self._run("SELECT pg_advisory_xact_lock(7426511)", ())  # one process makes the tables
-            for statement in tables("DOUBLE PRECISION"):
+            for statement in [*tables("DOUBLE PRECISION"), *later_columns()]:
                 self._run(statement, ())
 
     def _said(self, exc: BaseException) -> str:

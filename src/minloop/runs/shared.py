@@ -46,6 +46,23 @@ def shared_tables(real: str) -> list[str]:
     ]
 
 
+# Columns added to a table after it was first released: a store an earlier version made gains
+# them when it is opened (each may be NULL, so the rows it holds stay as they were).
+LATER_COLUMNS = {"minloop_cancels": (("asked_by", "TEXT"), ("reason", "TEXT"))}
+
+
+def later_columns(has: Callable[[str], set[str]] | None = None) -> list[str]:
+    """The statements that add ``LATER_COLUMNS`` to an earlier version's tables: those that
+    ``has(table)`` (the columns a table has) lacks, or with ``has`` None every one as ``ADD
+    COLUMN IF NOT EXISTS`` (PostgreSQL)."""
+    return [
+        f"ALTER TABLE {table} ADD COLUMN {'IF NOT EXISTS ' if has is None else ''}{name} {kind}"
+        for table, columns in LATER_COLUMNS.items()
+        for name, kind in columns
+        if has is None or name not in has(table)
+    ]
+
+
 def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
 

@@ -21,6 +21,7 @@ from typing import Any
 
 from ..trace.sqlfile import Rows, check_ours, check_path, sqlite_error
 from ..trace.sqlite import default_path
+from .shared import later_columns
 from .sql import SQLRunStore, tables
 
 __all__ = ["SQLiteRunStore", "default_runs_path"]
@@ -86,6 +87,9 @@ def _connect(path: Path) -> sqlite3.Connection:
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
         for statement in tables("REAL"):
+            conn.execute(statement)
+        has = lambda table: {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+        for statement in later_columns(has):  # a store an earlier version made
             conn.execute(statement)
     except BaseException:
         conn.close()
