@@ -6,6 +6,7 @@ on 127.0.0.1."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,8 +14,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from minloop import Loop, tool
 from minloop.cli.app import app
-from minloop.testing import ChatServer, call, reply
+from minloop.runs import SQLiteRunStore
+from minloop.testing import ChatServer, ScriptedModel, call, reply
 
 runner = CliRunner()
 
@@ -162,3 +165,23 @@ def test_a_paused_calls_chinese_arguments_are_shown_in_their_own_characters(wipe
         run_id = output.split("minloop approve ")[1].split()[0]
     code, shown = invoke("trace", "show", run_id)
     assert code == 0 and 'waiting for a decision: wipe({"target": "东京的磁盘"}) · c1' in shown
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two numbers."""
+    return a + b
+
+
+def test_the_listed_steps_of_a_finished_run_count_its_last_step(tmp_path: Path) -> None:
+    path = tmp_path / "runs.db"
+    two = [reply(None, call("add", {"a": 1, "b": 2}, id="c1")), reply("3")]
+    result = Loop(ScriptedModel(two), [add], store=SQLiteRunStore(path)).run_sync("add 1 and 2")
+    one = Loop(ScriptedModel([reply("hello")]), [add], store=SQLiteRunStore(path)).run_sync("say hello")
+    code, listed = invoke("runs", "--store", str(path))
+    lines = [re.sub(r"\d{4}-\d\d-\d\d \d\d:\d\d", "WHEN", line) for line in listed.splitlines()]
+    assert (code, len(result.steps), len(one.steps)) == (0, 2, 1)
+    assert lines == [
+        f"{one.trace_id}  success           1 steps · WHEN · say hello",
+        f"{result.trace_id}  success           2 steps · WHEN · add 1 and 2",
+    ]

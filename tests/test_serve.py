@@ -198,7 +198,19 @@ def test_a_bad_body_is_a_4xx_that_says_what_is_wrong(
 
 def test_an_unknown_run_is_a_404(server: tuple[str, Path]) -> None:
     answer = httpx.get(f"{server[0]}/runs/trc_nothing")
-    assert answer.status_code == 404 and "no run with this id" in answer.json()["error"]["message"]
+    assert (answer.status_code, answer.json()["error"]["message"]) == (
+        404,
+        "run trc_nothing: no run with this id",
+    )
+
+
+def test_a_finished_runs_state_counts_its_every_step(server: tuple[str, Path]) -> None:
+    with httpx.Client(base_url=server[0]) as client:
+        one = client.post("/runs", json={"prompt": "hi"}).json()["run_id"]
+        two = client.post("/runs", json={"prompt": "add 2 3"}).json()["run_id"]
+        said, added = wait_for(client, one, "success"), wait_for(client, two, "success")
+    assert (said["steps"], len(said["result"]["steps"])) == (1, 1)
+    assert (added["steps"], len(added["result"]["steps"])) == (2, 2)
 
 
 def test_a_token_is_required_and_a_run_is_visible_only_to_the_token_that_started_it(tmp_path: Path) -> None:

@@ -30,12 +30,20 @@ __all__ = [
     "StoredRun",
     "Verdict",
     "digest",
+    "ended_steps",
 ]
 
 SCHEMA_VERSION = 2  # 2: the transcript and steps are appended as entries
 Phase: TypeAlias = Literal["pending", "decided", "started", "finished"]
 ENDED = frozenset({"success", "max_steps_exceeded", "budget_exceeded", "output_invalid", "model_error",
                    "timeout", "cancelled", "context_overflow"})  # fmt: skip
+
+
+def ended_steps(result: Mapping[str, Any]) -> int:
+    """The steps a run's end document (``RunResult.to_dict()``) records: a run's row counts them
+    when it ends, the last step included (no step begins after it to write its state)."""
+    steps = result.get("steps")
+    return len(steps) if isinstance(steps, list) else 0
 
 
 def digest(arguments: str) -> str:

@@ -20,14 +20,14 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from ..exceptions import RunConflictError, RunNotFoundError
-from .records import ENDED, EventBatch, RunRow
+from .records import ENDED, EventBatch, RunRow, ended_steps
 
 __all__ = ["FINISH", "KEPT_FOR", "SharedSQL", "shared_tables"]
 
 KEPT_FOR = 3600.0  # seconds the events of an ended run are kept, unless told otherwise
 FINISH = (
-    "UPDATE minloop_runs SET status = ?, result = ?, owner = NULL, lease_until = NULL, "
-    "version = version + 1, updated = ? WHERE run_id = ? AND owner = ?"
+    "UPDATE minloop_runs SET status = ?, result = ?, steps = CASE WHEN steps < ? THEN ? ELSE steps END, "
+    "owner = NULL, lease_until = NULL, version = version + 1, updated = ? WHERE run_id = ? AND owner = ?"
 )
 ROW = "run_id, status, created, updated, owner, lease_until, steps, tag"
 CHUNK = 200  # rows a statement names at most
@@ -121,7 +121,8 @@ class SharedSQL:
                 )
             ends = [(b.run_id, b.owner, *b.end) for b in ours if b.end is not None]
             for run_id, owner, status, result in ends:
-                self._execute(FINISH, (status, _dumps(result), now, run_id, owner))
+                taken = ended_steps(result)
+                self._execute(FINISH, (status, _dumps(result), taken, taken, now, run_id, owner))
             self._ended([e[0] for e in ends if e[2] in ENDED], [e[0] for e in ends], now + kept_for)
         return [b.run_id for b in batches if (b.owner, b.run_id) not in held]
 
@@ -224,7 +225,10 @@ class SharedSQL:
             )
             self._execute("DELETE FROM minloop_calls WHERE run_id = ? AND phase = 'pending'", (run_id,))
             now = time.time()
-            self._execute(FINISH.replace(" AND owner = ?", ""), ("cancelled", _dumps(result), now, run_id))
+            taken = ended_steps(result)
+            self._execute(
+                FINISH.replace(" AND owner = ?", ""), ("cancelled", _dumps(result), taken, taken, now, run_id)
+            )
             self._ended([run_id], [run_id], now + kept_for)
 
     def release(self, owner: str) -> None:

@@ -30,7 +30,7 @@ from ..exceptions import RunConflictError, RunCorruptError, RunNotFoundError
 from ..schemas import closed, problems
 from .decisions import Fits, settle
 from .owner import owner_alive
-from .records import ENDED, SCHEMA_VERSION, CallRecord, RunRow, StoredRun, Verdict
+from .records import ENDED, SCHEMA_VERSION, CallRecord, RunRow, StoredRun, Verdict, ended_steps
 from .shared import CHUNK, SharedSQL, _chunks, shared_tables
 
 __all__ = ["SQLRunStore"]
@@ -298,9 +298,9 @@ class SQLRunStore(SharedSQL):
         with self._lock, self._transaction(False):
             self._owned(
                 run_id, owner,
-                "UPDATE minloop_runs SET status = ?, result = ?, owner = NULL, lease_until = NULL, "
-                "version = version + 1, updated = ? WHERE run_id = ?",
-                status, _dumps(result), time.time(),
+                "UPDATE minloop_runs SET status = ?, result = ?, steps = CASE WHEN steps < ? THEN ? ELSE steps END, "
+                "owner = NULL, lease_until = NULL, version = version + 1, updated = ? WHERE run_id = ?",
+                status, _dumps(result), ended_steps(result), ended_steps(result), time.time(),
             )  # fmt: skip
             self._execute(
                 "DELETE FROM minloop_calls WHERE run_id = ? AND verdict IS NULL AND step <= "

@@ -88,7 +88,9 @@ def create_app(loop: Loop, store: SharedRunStore, *, token: str | Sequence[str] 
             except BadRequest as exc:
                 return error(exc.status, exc.message)
             except RunNotFoundError as exc:
-                return error(404, f"run {shown(exc.run_id)}: no run with this id for this token")
+                return error(
+                    404, f"run {shown(exc.run_id)}: no run with this id{' for this token' if tokens else ''}"
+                )
             except (RunConflictError, RunMismatchError) as exc:
                 return error(409, _said(exc))
             except RunError as exc:
