@@ -188,9 +188,35 @@ async def _a_waiting_call_cancelled_as_it_is_handed_a_slot_passes_the_slot_on() 
     assert (slots.free, len(slots.waiting)) == (1, 0)
 
 
-@pytest.mark.parametrize("bad", [0, -1, 2.5, True])
-def test_a_cap_must_be_a_whole_number_of_at_least_one(bad: Any) -> None:
-    with pytest.raises(MinloopError, match="limit must be a whole number >= 1"):
+@pytest.mark.parametrize(
+    ("bad", "said"),
+    [
+        (0, "tool_concurrency must be >= 1, got 0"),
+        (-1, "tool_concurrency must be >= 1, got -1"),
+        (2.5, "tool_concurrency must be a whole number >= 1 or a ConcurrencyCap, got 2.5"),
+        (True, "tool_concurrency must be a whole number >= 1 or a ConcurrencyCap, got True"),
+    ],
+)
+def test_a_cap_must_be_a_whole_number_of_at_least_one(bad: Any, said: str) -> None:
+    with pytest.raises(MinloopError) as caught:
         Loop(ScriptedModel(["x"]), tool_concurrency=bad)
+    assert str(caught.value) == said
     with pytest.raises(MinloopError, match=r"per_tool\['f'\] must be a whole number >= 1"):
         ConcurrencyCap(2, per_tool={"f": bad})
+
+
+@tool
+def search(query: str) -> str:
+    """Search."""
+    return query
+
+
+def test_a_cap_on_a_tool_the_loop_does_not_have_is_refused_naming_the_tools_it_has() -> None:
+    cap = ConcurrencyCap(4, per_tool={"serch": 1, "search": 1, "搜索": 2})
+    with pytest.raises(MinloopError) as caught:
+        Loop(ScriptedModel(["x"]), [search], tool_concurrency=cap)
+    assert str(caught.value) == (
+        "ConcurrencyCap: per_tool names 'serch', '搜索', which the loop does not have; "
+        "its tools are 'ask_for_clarification', 'search'"
+    )
+    assert Loop(ScriptedModel(["x"]), [search], tool_concurrency=ConcurrencyCap(None, per_tool={"search": 1}))

@@ -31,7 +31,7 @@ for a run lives in the run (``run.local(self, make)``).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, ClassVar
 
 from .decision import Decision
@@ -67,6 +67,10 @@ class Layer:
     """
 
     approves: ClassVar[bool] = False
+
+    def check_tools(self, tools: Sequence[Tool]) -> None:
+        """Refuse, when the loop is made, the loop's ``tools`` if this layer cannot work with
+        them (raise ``MinloopError`` saying why)."""
 
     def reserve(self, run: RunState) -> bool:
         """A new run's id (``run.trace_id``): record the run under it, or return False when
@@ -136,6 +140,9 @@ class Stack:
 
     def check(self, tools: Iterable[Tool]) -> None:
         """Refuse to run ``tools`` when one needs approval and no layer here decides approvals."""
+        tools = list(tools)
+        for layer in self.layers:
+            layer.check_tools(tools)
         guarded = [t.name for t in tools if t.needs_approval]
         if guarded and not any(layer.approves for layer in self.layers):
             raise MinloopError(

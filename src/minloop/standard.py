@@ -226,6 +226,12 @@ def call_layers(loop: Loop) -> list[Layer]:
         from .layers.concurrency import ConcurrencyCap
 
         cap = loop.tool_concurrency
+        if not isinstance(cap, ConcurrencyCap) and (not isinstance(cap, int) or isinstance(cap, bool)):
+            raise MinloopError(
+                f"tool_concurrency must be a whole number >= 1 or a ConcurrencyCap, got {cap!r}"
+            )
+        if not isinstance(cap, ConcurrencyCap) and cap < 1:
+            raise MinloopError(f"tool_concurrency must be >= 1, got {cap}")
         layers.append(cap if isinstance(cap, ConcurrencyCap) else ConcurrencyCap(cap))
     return layers
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..exceptions import MinloopError
@@ -85,6 +85,15 @@ class ConcurrencyCap(Layer):
         self.limit = limit
         self.per_tool = per_tool
 
+    def check_tools(self, tools: Sequence[Tool]) -> None:
+        have = sorted({t.name for t in tools})
+        unknown = [name for name in self.per_tool if name not in have]
+        if unknown:
+            raise MinloopError(
+                f"ConcurrencyCap: per_tool names {_names(unknown)}, which the loop does not have; "
+                f"its tools are {_names(have) if have else 'none'}"
+            )
+
     def slots(self, run: RunState) -> _RunSlots:
         """``run``'s slots (``slots(run).all.free`` is how many are free)."""
         return run.local(self, lambda: _RunSlots(self.limit or 0, self.per_tool))
@@ -102,3 +111,7 @@ class ConcurrencyCap(Layer):
             return await execute()
         async with slots.all:
             return await execute()
+
+
+def _names(names: Sequence[str]) -> str:
+    return ", ".join(repr(n) for n in names)
