@@ -6,6 +6,7 @@
     menu         ToolMenu      a large menu narrowed to the tools that share words with the request
     language     UserLanguage  the answer in the user's language
     grounding    Grounding     a call resting on a required value nobody said is not made
+    repeat       Repeats       a call already answered is not made again: the model answers, tools off
     evidence     EvidenceCheck an answer stating facts no one gave is sent back, then replaced
     again        AnswerAgain   an answer sent back is answered again, tools off, briefly
 
@@ -29,6 +30,7 @@ from .evidence import EvidenceCheck
 from .grounding import Grounding
 from .language import UserLanguage
 from .menu import ToolMenu
+from .repeats import Repeats
 from .translation import Translation
 
 __all__ = [
@@ -36,6 +38,7 @@ __all__ = [
     "AnswerAgain",
     "EvidenceCheck",
     "Grounding",
+    "Repeats",
     "ToolMenu",
     "Translation",
     "UserLanguage",
@@ -47,6 +50,7 @@ LAYERS: dict[str, Callable[[], Layer]] = {
     "menu": ToolMenu,
     "language": UserLanguage,
     "grounding": Grounding,
+    "repeat": Repeats,
     "evidence": lambda: EvidenceCheck(resend_unused=False),  # the answer again has tools off
     "again": AnswerAgain,
 }

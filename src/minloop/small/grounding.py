@@ -38,10 +38,10 @@ __all__ = ["EXAMPLE", "Grounding"]
 
 EXAMPLE: dict[Language, str] = {
     "en": (
-        "The value you gave {tool} is the example in its description, not what the user asked. "
-        "Call {tool} again with the values of the user's request."
+        '"{value}" is only the example in the description of {tool}, not what the user asked for. '
+        "Call {tool} with the values of what the user asked about."
     ),
-    "zh": "你给 {tool} 的值是它说明中的示例，不是用户问的内容。请用用户请求中的值重新调用 {tool}。",
+    "zh": "“{value}”只是 {tool} 说明中的示例，不是用户问的内容。请用用户所问对象的值调用 {tool}。",
 }
 
 
@@ -85,7 +85,7 @@ class Grounding(Layer):
         tool, value = example
         note: Message = {
             "role": "system",
-            "content": EXAMPLE[user_language(request.messages)].format(tool=tool),
+            "content": EXAMPLE[user_language(request.messages)].format(tool=tool, value=value),
         }
         forced = {"type": "function", "function": {"name": tool}}
         again = replace(request, messages=[*request.messages, note], tool_choice=forced)
