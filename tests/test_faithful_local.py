@@ -75,15 +75,15 @@ def test_an_invented_answer_is_stopped_at_its_first_unsupported_sentence() -> No
     from minloop.small.evidence import AnswerWatch, unsupported
     from minloop.small.values import Evidence
 
-    # the built-in tools shown whole, as the template writes them: the 0.5B model answers, and
-    # invents (the 1.5B calls a tool); the watch is the same for both. Evaluated fresh: a prefix
+    # the built-in tools shown whole, as the template writes them, and an answer asked for (tools
+    # off): the 0.5B model invents one; the watch is the same for both models. Evaluated fresh: a prefix
     # state loaded from the disk cache gives sums close but not equal, and there it called the clock
     model = LocalModel("qwen2.5-coder-0.5b", compact_tools=False, prefix_cache=False)
     question = [{"role": "user", "content": "Who won the 2018 World Cup and what was the score?"}]
     specs = [t.spec() for t in default_tools()]
     # the evidence layer asks the model to stop where its check would replace this answer
     stop = WhileDecoding(stop=AnswerWatch(question), language="en")  # as the layers ask
-    watched = asyncio.run(model.call(ModelRequest(question, specs, "auto", decoding=stop)))
+    watched = asyncio.run(model.call(ModelRequest(question, specs, "none", decoding=stop)))
     english = WhileDecoding(language="en")  # the same answer, unwatched
     whole = asyncio.run(model.call(ModelRequest(question, specs, "none", decoding=english)))
     text, full = watched.message["content"], whole.message["content"]

@@ -68,6 +68,8 @@ class Grounding(Layer):
             again = await self._again(request, call, example, evidence)
             if again is not None:
                 return again
+        elif (other := await self._others(request, call, missing, evidence)) is not None:
+            return other
         note: Message = {
             "role": "system",
             "content": ungrounded_note(missing, user_language(request.messages)),
@@ -76,6 +78,22 @@ class Grounding(Layer):
         answer = await call(retry.asking(WhileDecoding(stop=brief)))
         usage = reply.response.usage + answer.response.usage
         return Reply(replace(answer.response, usage=usage), reply.latency + answer.latency)
+
+    async def _others(
+        self, request: ModelRequest, call: CallModel, missing: dict[str, list[str]], evidence: list[Message]
+    ) -> Reply | None:
+        """The decision made once more without the tools whose call rested on values nobody gave:
+        asked "What time is it in Tokyo?", the 1.5B model called ``convert_time`` with a time of its
+        own, beside ``get_current_time``. ``None`` when no tool is left or no call stands."""
+        rest = [t for t in request.tools if t.get("function", {}).get("name") not in missing]
+        if not rest or len(rest) == len(request.tools) or request.tool_choice not in ("auto", "required"):
+            return None
+        refuse = _Refusal(rest, evidence, self.resolve)
+        reply = await call(replace(request, tools=rest).asking(WhileDecoding(refuse=refuse)))
+        message, still = ground_calls(reply.response.message, rest, evidence, resolve=self.resolve)
+        if not message.get("tool_calls") or still or _cut_off(message):
+            return None
+        return replace(reply, response=replace(reply.response, message=message))
 
     async def _again(
         self, request: ModelRequest, call: CallModel, example: tuple[str, str], evidence: list[Message]
