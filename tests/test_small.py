@@ -28,15 +28,16 @@ def find_order(order_id: str) -> dict[str, object]:
 
 def test_the_layers_come_one_per_concern_and_each_can_be_left_out() -> None:
     names = list(LAYERS)
-    assert names == ["translation", "menu", "language", "grounding", "evidence", "again"]
+    assert names == ["translation", "menu", "language", "grounding", "repeat", "evidence", "again"]
     assert [type(layer).__name__ for layer in small_model_layers()] == [
-        "Translation", "ToolMenu", "UserLanguage", "Grounding", "EvidenceCheck", "AnswerAgain",
+        "Translation", "ToolMenu", "UserLanguage", "Grounding", "Repeats", "EvidenceCheck", "AnswerAgain",
     ]  # fmt: skip
     kept = small_model_layers(without=("menu", "evidence"))
     assert [type(layer).__name__ for layer in kept] == [
         "Translation",
         "UserLanguage",
         "Grounding",
+        "Repeats",
         "AnswerAgain",
     ]
     with pytest.raises(
@@ -151,5 +152,8 @@ def test_a_call_that_copies_its_tools_example_is_asked_for_once_more() -> None:
     ]
     again = model.requests[1]
     assert again.tool_choice == {"type": "function", "function": {"name": "calculator"}}
-    assert again.messages[-1] == {"role": "system", "content": EXAMPLE["en"].format(tool="calculator")}
+    assert again.messages[-1] == {
+        "role": "system",
+        "content": EXAMPLE["en"].format(tool="calculator", value="(17 + 5) * 3"),
+    }
     assert again.decoding is not None and again.decoding.avoid == ("(17 + 5) * 3",)  # not written again
