@@ -113,8 +113,9 @@ def test_a_served_run_lists_the_question_and_takes_the_answer(server: tuple[str,
         wait_for(client, run_id, "paused")
         [pending] = client.get(f"/runs/{run_id}/pending").json()
         call_id = pending["call_id"]
+        assert re.fullmatch(r"[0-9a-f]{16}", pending["digest"])  # the arguments a decision is made on
         assert pending == {"call_id": call_id, "name": "trip", "arguments": '{"city": "Paris"}', "step": 1,
-                           "why": "question", "questions": [ASKED]}  # fmt: skip
+                           "why": "question", "questions": [ASKED], "digest": pending["digest"]}  # fmt: skip
         wrong = client.post(f"/runs/{run_id}/calls/{call_id}/answer", json={"content": {"date": 5}})
         assert (
             wrong.status_code == 409 and "date: 5 is not of type 'string'" in wrong.json()["error"]["message"]

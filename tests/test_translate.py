@@ -33,11 +33,11 @@ def test_a_decimal_number_must_be_written_whole_and_a_wide_digit_is_no_way_round
 
 def test_the_embedded_model_translates_questions_as_questions(local: Any) -> None:
     cases = {
-        "巴黎现在的湿度是多少？": "humidity",
-        "LH401 航班2026年12月10日的状态如何？": "2026-12-10",
-        "柏林下周的天气会怎么样？": "next week",
-        "26.2英里是多少公里？": "26.2",  # a decimal number, whole
+        "巴黎现在的湿度是多少？": ("humidity",),
+        "LH401 航班2026年12月10日的状态如何？": ("2026-12-10", "december 10, 2026"),
+        "柏林下周的天气会怎么样？": ("next week",),
+        "26.2英里是多少公里？": ("26.2",),  # a decimal number, whole
     }
-    for chinese, word in cases.items():
+    for chinese, words in cases.items():  # a date as the request writes it, or in English words
         english = asyncio.run(translated(local, chinese))
-        assert english.endswith("?") and word in english.lower(), (chinese, english)
+        assert english.endswith("?") and any(w in english.lower() for w in words), (chinese, english)
