@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import statistics
 import sys
 import time
@@ -66,8 +67,12 @@ def run(item: Item, model: Model) -> dict[str, Any]:
     }
 
 
-def measure(split: str, arms: list[str], out: Path, limit: int | None, seed: int) -> None:
-    chosen = items(split, seed)[:limit]
+def measure(
+    split: str, arms: list[str], out: Path, limit: int | None, seed: int, sample: int | None = None
+) -> None:
+    every = items(split, seed)
+    picked = sorted(random.Random(seed).sample(range(len(every)), sample)) if sample else range(len(every))
+    chosen = [every[i] for i in picked][:limit]  # a random sample of the split, in its order
     factories = _arms()
     models: dict[str, Model] = {}
     for arm in arms:
@@ -123,13 +128,14 @@ def main() -> None:
     parser.add_argument("--arms", nargs="+", default=["local"])
     parser.add_argument("--out", type=Path, default=Path("agent_eval.jsonl"))
     parser.add_argument("--limit", type=int, help="only the first N requests of the split")
+    parser.add_argument("--sample", type=int, help="N requests spread evenly over the split")
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--report", type=Path, help="print the table of a finished run and stop")
     args = parser.parse_args()
     if args.report:
         report(args.report)
         return
-    measure(args.split, args.arms, args.out, args.limit, args.seed)
+    measure(args.split, args.arms, args.out, args.limit, args.seed, args.sample)
     report(args.out)
 
 
