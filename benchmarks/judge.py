@@ -2,9 +2,10 @@
 by rules of its own, independent of any check the loop makes:
 
 * right: for a request a tool answers, a tool returned a result, every fact of the item is in
-  the answer (a pattern, or a number equal to the item's rounded as the answer writes it) and
+  the answer (a pattern, or a number equal to the item's rounded as the answer writes it),
   every number in it is in the request or a tool result (or is one of the item's facts, for
-  arithmetic); for a request no tool can serve, the answer says it cannot (or that nothing was
+  arithmetic), and it does not say it cannot answer (a refusal that quotes the values is still
+  a refusal); for a request no tool can serve, the answer says it cannot (or that nothing was
   found) and states no number absent from the request and the results;
 * in language: a Chinese request's answer is written in Chinese (more Chinese characters than
   English words of its own, the words copied from the request and the results aside), an
@@ -29,6 +30,10 @@ DECLINE = re.compile(
     r"(?:doesn't|does not|don't|do not|did not|didn't) (?:provide|return|include|give|find|know|respond|answer)|"
     r"nothing|sorry|couldn't|could not|isn't available|is not available|no such|unknown|failed|not responding|"
     r"无法|不能|没有|抱歉|不知道|不清楚|暂无|未提供|不提供|不支持|找不到|未找到|没找到|失败|未知|无此|不存在|未能",
+    re.IGNORECASE,
+)
+CANNOT = re.compile(
+    r"(?:can't|cannot|can not|unable to|not able to) answer|无法(?:可靠地)?(?:根据|回答)|不能回答|无法可靠",
     re.IGNORECASE,
 )
 _DIGITS = re.compile(r"(?<![A-Za-z])\d+(?:\.\d+)?")  # not a label's ("PM2.5", "A1234")
@@ -85,7 +90,7 @@ def judge(result: RunResult, group: str, language: str, request: str, facts: lis
     extra = invented(TRACE.sub(" ", answer), sources, facts)
     if group in ("one_call", "two_step"):
         served = any(not r.error for s in result.steps for r in s.results)  # a guess is not an answer
-        right = served and not extra and all(has_fact(answer, f) for f in facts)
+        right = served and not extra and not CANNOT.search(answer) and all(has_fact(answer, f) for f in facts)
     else:
         right = bool(DECLINE.search(answer)) and not extra
     return {
