@@ -435,3 +435,33 @@ def test_a_yes_or_no_the_results_bear_out_draws_on_them() -> None:
         check("Yes, it is raining in Paris.", weather("Paris", "sunny")) == UNUSED["en"]
     )  # "rain": not in them
     assert check("No, it is not raining in London.", weather("London", "light rain")) == UNUSED["en"]
+
+
+def _answered(request: str, *results: object) -> list[dict[str, object]]:
+    messages: list[dict[str, object]] = [{"role": "user", "content": request}]
+    for i, result in enumerate(results):
+        call = {"id": f"c{i}", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}
+        messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
+        messages.append({"role": "tool", "tool_call_id": f"c{i}", "content": json.dumps({"result": result})})
+    return messages
+
+
+def test_a_number_worked_out_from_the_results_is_supported_and_an_invented_one_is_not() -> None:
+    check = EvidenceCheck(resend_unused=False)
+    team = {"team": "sales", "members": ["Maria Lopez", "Omar Haddad"]}
+    assert check("销售部有2个人。", _answered("销售部有几个人？", team)) is None  # a count
+    legal = {"team": "legal", "members": ["Ann Lee"]}
+    together = _answered("How many people work in sales and legal together?", team, legal)
+    assert check("Sales and legal have 3 people together.", together) is None  # two counts added
+    account = {"account": "CH-8812", "balance": "980.20 CHF"}
+    paid = _answered("What will CH-8812 hold after I pay 300 out of it?", account)
+    assert check("It will hold 680.20 CHF.", paid) is None  # a result less the user's number
+    grades = {"grades": [{"course": "maths", "score": 91}, {"course": "chemistry", "score": 88}]}
+    assert check("The total is 179.", _answered("What is S-1's total?", grades)) is None  # a column's sum
+    book = {"title": "Moby-Dick", "copies_total": 3, "copies_available": 2}
+    pages = _answered("How many pages does Moby-Dick have?", book)
+    assert isinstance(check("Moby-Dick has 320 pages.", pages), Replacement)
+    shelf = {"title": "War and Peace", "copies_total": 5, "copies_available": 1}
+    assert (
+        check("There is 1 copy on the shelf.", _answered("How many copies are on the shelf?", shelf)) is None
+    )

@@ -1,5 +1,5 @@
-"""Whether an answer draws on the tool results: states a number, a word or a weekday that only
-the results since the user last spoke gave, or a "yes" or "no" the results bear out
+"""Whether an answer draws on the tool results: states a number (or one worked out from them), a
+word or a weekday that only the results since the user last spoke gave, or a "yes" or "no" the results bear out
 (``draws_on_tools``), for the evidence check's rule that an answer after tools ran must use them."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from itertools import pairwise
 from typing import Any
 
 from ..language import numbers_in
+from .derived import derived
 from .notes import last_said
 from .ranking import terms
 from .results import outcomes
@@ -35,8 +36,10 @@ def draws_on_tools(answer: str, messages: Sequence[Mapping[str, Any]]) -> bool |
         return None
     user = "\n".join(str(m.get("content")) for m in messages if m.get("role") == "user")
     said, given = numbers_in(user), [abs(n) for n in numbers_in(tools)]  # "down 2.1%" for -2.1
+    worked = given + derived(messages)  # a count, a sum, a difference of them
     for value in map(abs, numbers_in(LIST_MARKER.sub(" ", answer))):
-        if value not in (0.0, 1.0) and rounded_among(value, given) and not among(value, said):
+        plain = among(value, given) if value in (0.0, 1.0) else rounded_among(value, worked)
+        if plain and not among(value, said):
             return True
     words = set(_terms(answer)) | {_WEEKDAYS[_CN_DAYS.index(d)] for d in _CN_WEEKDAY.findall(answer)}
     return bool(words & (set(_terms(tools)) - set(_terms(user)))) or _agrees(answer, messages, tools)

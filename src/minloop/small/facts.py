@@ -9,7 +9,8 @@ What counts as found, deliberately lenient so that honest answers pass:
   reading shows that hour and minute there (``times.placed``);
 * any other number equal to one in the evidence outside clock readings (so the "20" of a 20:03
   reading supports neither "20°C" nor "20%"), or to it rounded (3.14 for 3.14159, 700万 for
-  7006652 within 0.5%); a bare number may name a reading's hour; 0 and 1 written without
+  7006652 within 0.5%), or to one worked out from the last results (a count, a sum, a
+  difference...: ``.derived``); a bare number may name a reading's hour; 0 and 1 written without
   decimals, and list markers ("1.");
 * a name when most of its words appear in the evidence (or name the same time zone);
 * an e-mail address or a link when the evidence has it as written (any case).
@@ -64,7 +65,7 @@ def unsupported(answer: str, evidence: Evidence) -> list[str]:
 def _unsupported(answer: str, evidence: Evidence, clock: bool) -> list[str]:
     """``unsupported`` for a text; with ``clock`` off, a bare number never names a reading's hour."""
     hours, minutes = _readings(evidence.text)
-    known = [abs(n) for n in numbers_in(TIME.sub(" ", evidence.text))]
+    known = [abs(n) for n in numbers_in(TIME.sub(" ", evidence.text))] + evidence.derived
     facts: dict[str, None] = {}
     verdicts = placed(answer, evidence.text) if clock else {}
     for match in stated(answer):

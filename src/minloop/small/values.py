@@ -63,6 +63,7 @@ from ..language import (
     user_language,
     zones_in,
 )
+from .derived import derived
 
 __all__ = [
     "Evidence",
@@ -91,7 +92,7 @@ _STOP = frozenset(  # words that say nothing of a value
 class Evidence:
     """The words and numbers a conversation gives a call to draw on (never the assistant's own)."""
 
-    __slots__ = ("initials", "numbers", "spoken", "stems", "text", "words", "zones")
+    __slots__ = ("derived", "initials", "numbers", "spoken", "stems", "text", "words", "zones")
 
     def __init__(self, text: str, language: Language | None = None) -> None:
         lowered = text.lower()
@@ -105,6 +106,7 @@ class Evidence:
         if _LIST_COMMA.search(text):  # read again as a list: "[200,300]" is not 200300
             self.numbers += numbers_in(_LIST_COMMA.sub(", ", text))
         self.zones = frozenset(zones_in(text))
+        self.derived: list[float] = []  # what an answer may work out from them (``Evidence.of``)
         self.initials = frozenset(
             "".join(w[0] for w in sequence[i : i + n])
             for n in (2, 3, 4)
@@ -119,7 +121,9 @@ class Evidence:
                 continue
             content = message.get("content")
             parts.append(content if isinstance(content, str) else json.dumps(content, ensure_ascii=False))
-        return cls(_TRACE_ID.sub("trc", "\n".join(parts)), user_language(messages))
+        evidence = cls(_TRACE_ID.sub("trc", "\n".join(parts)), user_language(messages))
+        evidence.derived = derived(messages)
+        return evidence
 
     def has(self, value: Any) -> bool:
         """Whether ``value`` is found in the conversation (the rules are in the module docstring)."""
