@@ -1,12 +1,16 @@
 """The small-model layers with each one removed in turn, side by side in one run.
 
-    nice -n 5 .venv/bin/python benchmarks/ablation.py --sample 24 --out ablation.jsonl
+    nice -n 5 .venv/bin/python benchmarks/ablation.py --sample 40 --out ablation.jsonl
+    .venv/bin/python benchmarks/ablation.py --split test --sample 48 --out ablation-test.jsonl
     .venv/bin/python benchmarks/ablation.py --report ablation.jsonl
 
 Arms: ``all`` is ``LocalModel()`` (every layer of ``minloop.small.small_model_layers()``);
 ``-NAME`` is the same model with the layer NAME left out (``without=[NAME]``), one arm per
-layer; ``none`` is ``LocalModel().plain()``. The requests are the development split of
-``agent_set.py`` (never the test split), an even sample of it when ``--sample`` is given; each
+layer; ``-compact`` has every layer but writes the tools into the prompt with the template's
+own spaces (``compact_tools=False``, as ``plain()`` does); ``none`` is ``LocalModel().plain()``. The requests are the development split of
+``agent_set.py``, or its test split with ``--split test`` (the rules were never written from
+it, and the run prints no request or answer of it, only counts), a random sample of it when
+``--sample`` is given; each
 request runs through ``Loop(model, menu, max_steps=6)`` once per arm, the order of the arms
 turning round from one request to the next, and is judged by ``judge.py`` (see
 ``agent_eval.py``). The table gives, per arm, group and language: right answers, over-refusals
@@ -38,12 +42,13 @@ def arms() -> dict[str, Callable[[], Model]]:
     every: dict[str, Callable[[], Model]] = {"all": LocalModel}
     for name in LAYERS:
         every[f"-{name}"] = lambda name=name: LocalModel(layers=small_model_layers(without=[name]))  # type: ignore[misc]
+    every["-compact"] = lambda: LocalModel(compact_tools=False)
     every["none"] = lambda: LocalModel().plain()
     return every
 
 
-def measure(out: Path, chosen: list[str], sample: int | None, seed: int) -> None:
-    requests = items("dev", seed)
+def measure(out: Path, chosen: list[str], sample: int | None, seed: int, split: str = "dev") -> None:
+    requests = items(split, seed)
     if sample is not None and sample < len(requests):
         requests = sorted(random.Random(seed).sample(requests, sample), key=requests.index)
     command = shlex.join([Path(sys.executable).name, *sys.argv])
@@ -56,20 +61,22 @@ def measure(out: Path, chosen: list[str], sample: int | None, seed: int) -> None
             row = {"arm": arm, "index": index, "command": command, **run(item, models[arm])}
             with out.open("a", encoding="utf-8") as f:
                 f.write(json.dumps(row, ensure_ascii=False) + "\n")
+            shown = "" if split == "test" else f" {item.request[:40]!r} -> {row['answer'][:60]!r}"
             print(f"{index:3d} {arm:13s} {item.language} {item.group:12s} right={row['right']!s:5s} "
-                  f"{row['seconds']:5.1f}s {item.request[:40]!r} -> {row['answer'][:60]!r}", flush=True)  # fmt: skip
+                  f"{row['seconds']:5.1f}s{shown}", flush=True)  # fmt: skip
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--arms", nargs="+", help="arms to run (default: all of them)")
-    parser.add_argument("--sample", type=int, help="an even sample of this many development requests")
+    parser.add_argument("--split", choices=["dev", "test"], default="dev")
+    parser.add_argument("--sample", type=int, help="a random sample of this many requests of the split")
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--out", type=Path, default=Path("ablation.jsonl"))
     parser.add_argument("--report", type=Path, help="print the table of a finished run and stop")
     args = parser.parse_args()
     if args.report is None:
-        measure(args.out, args.arms or list(arms()), args.sample, args.seed)
+        measure(args.out, args.arms or list(arms()), args.sample, args.seed, args.split)
     path = args.report or args.out
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     for command in dict.fromkeys(row.get("command", "") for row in rows):
