@@ -24,7 +24,8 @@ import json
 import re
 import sys
 import types
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,7 @@ __all__ = [
     "CATEGORIES",
     "HELD_OUT",
     "Item",
+    "checker_imports",
     "decode",
     "json_schema",
     "load_checker",
@@ -186,8 +188,11 @@ def decode(calls: Sequence[ToolCall], names: dict[str, str]) -> list[dict[str, A
     return out
 
 
-def load_checker() -> Callable[..., dict[str, Any]]:
-    """BFCL's ``ast_checker`` for Python, imported with a stand-in for its model registry."""
+@contextmanager
+def checker_imports() -> Iterator[None]:
+    """Import BFCL's checkers inside this block: ``bfcl_eval.constants.model_config`` (which
+    imports every model handler) is a stand-in holding ``MODEL_CONFIG_MAPPING`` meanwhile, and a
+    missing ``bfcl-eval`` raises ``MissingDependencyError`` with the install hint."""
     key = "bfcl_eval.constants.model_config"
     previous = sys.modules.get(key)
     if previous is None:
@@ -195,13 +200,19 @@ def load_checker() -> Callable[..., dict[str, Any]]:
         standin.MODEL_CONFIG_MAPPING = {CHECKER_MODEL: types.SimpleNamespace(underscore_to_dot=False)}  # type: ignore[attr-defined]
         sys.modules[key] = standin
     try:
-        from bfcl_eval.constants.enums import Language
-        from bfcl_eval.eval_checker.ast_eval.ast_checker import ast_checker
+        yield
     except ImportError:
         raise MissingDependencyError("bfcl-eval (the BFCL data and checker)", INSTALL_HINT) from None
     finally:
         if previous is None:
             del sys.modules[key]
+
+
+def load_checker() -> Callable[..., dict[str, Any]]:
+    """BFCL's ``ast_checker`` for Python, imported with a stand-in for its model registry."""
+    with checker_imports():
+        from bfcl_eval.constants.enums import Language
+        from bfcl_eval.eval_checker.ast_eval.ast_checker import ast_checker
 
     def check(
         functions: list[dict[str, Any]],
