@@ -63,6 +63,7 @@ _EXAMPLE_WORDS = re.compile(
 NAME_KEYS = ("name", "function", "tool", "tool_name")
 ARGUMENT_KEYS = ("arguments", "parameters", "tool_input", "args", "input")
 _SPARE_KEYS = {"id", "type"}
+_DECODER = json.JSONDecoder()  # made once: it keeps no state between calls
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,7 +132,10 @@ def written_call(text: str, names: Collection[str]) -> bool:
     lead, body = _split_lead_in(text.strip())
     if lead is not None and (len(lead) > _LEAD_IN_CHARS or _EXAMPLE_WORDS.search(lead)):
         return False
-    values, rest = _values(_OPEN_FENCE.sub("", body, count=1).removesuffix("```").strip())
+    body = _OPEN_FENCE.sub("", body, count=1).removesuffix("```").strip()
+    if body[:1] not in ("{", "["):  # a call in JSON, whole or cut off, is an object or a list
+        return False
+    values, rest = _values(body)
     if not values:
         return _cut_off_call(rest, names)
     if _calls_of(values[:1], names) == ():
@@ -153,11 +157,10 @@ def json_values(text: str) -> list[Any]:
 def _values(body: str) -> tuple[list[Any], str]:
     """The JSON values at the start of ``body`` (separated by spaces, lines or commas), and the
     rest that is not one."""
-    decoder, at = json.JSONDecoder(), 0
-    values: list[Any] = []
+    at, values = 0, list[Any]()
     while at < len(body):
         try:
-            value, at = decoder.raw_decode(body, at)
+            value, at = _DECODER.raw_decode(body, at)
         except ValueError:
             return values, body[at:]
         values.append(value)
