@@ -35,12 +35,13 @@ current_trace_id: Final[ContextVar[str | None]] = ContextVar("minloop_trace_id",
 _given: dict[str, set[str]] = {}  # the ids given in the last few seconds, by second
 _given_lock = threading.Lock()
 SECONDS_KEPT = 4
+STAMP = "%y%m%d%H%M%S"
 
 
 def new_trace_id(now: datetime | None = None) -> str:
     """``trc_<yymmddHHMMSS>_<6 hex>``: 24 random bits, drawn again while this process has already
     given the id (up to 16,777,216 ids a second)."""
-    stamp = (now or datetime.now()).strftime("%y%m%d%H%M%S")
+    stamp = _stamp(now or datetime.now())
     with _given_lock:
         given = _given.get(stamp)
         if given is None:
@@ -53,6 +54,20 @@ def new_trace_id(now: datetime | None = None) -> str:
             pass
         given.add(suffix)
     return f"trc_{stamp}_{suffix}"
+
+
+_last_stamp: tuple[tuple[int, ...], str] = ((), "")  # one strftime a second, not one a run
+
+
+def _stamp(now: datetime) -> str:
+    """``now.strftime(STAMP)``, kept from the last call while the second is the same."""
+    global _last_stamp
+    second = (now.second, now.minute, now.hour, now.day, now.month, now.year)
+    last, stamp = _last_stamp
+    if second != last:
+        stamp = now.strftime(STAMP)
+        _last_stamp = (second, stamp)
+    return stamp
 
 
 class _RunLogger(logging.LoggerAdapter):  # type: ignore[type-arg]
