@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Callable
 from typing import assert_never
 
 from .layer import Stack
+from .log import log_run_end
 from .messages import Message
 from .result import RunResult, Status, Step
 from .state import Continue, Final, Outcome, RunState, Stop
@@ -80,7 +81,7 @@ class LoopRun:
         result = RunResult(status, final, list(s.messages), tuple(s.steps), s.trace_id, took, error, None, forced_by)
     # fmt: on
         self.result = self.stack.end(s, result)
-        s.log.info("run end: %s after %d steps%s", status, len(s.steps), f" ({error})" if error else "")
+        log_run_end(s.log, status, len(s.steps), error)
 
     def _last_assistant(self) -> Message | None:
         return next((m for m in reversed(self.state.messages) if m.get("role") == "assistant"), None)

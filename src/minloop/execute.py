@@ -197,7 +197,8 @@ async def execute_call(call: ToolCall, ctx: ExecContext) -> ToolResult:
         raise
     content = seal(body, ctx.max_chars, ctx.redact, ctx.trace_id, is_error=error is not None)
     latency = time.perf_counter() - start
-    ctx.log.info("tool result %s %.1fms %s", call.name, latency * 1000, content[:200])
+    if ctx.log.isEnabledFor(20):
+        ctx.log.info("tool result %s %.1fms %s", call.name, latency * 1000, content[:200])
     return ToolResult(call.id, call.name, content, error, latency)
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import MutableMapping
+from collections.abc import Iterable, MutableMapping
 from contextvars import ContextVar
 from datetime import datetime
 from typing import Any, Final
@@ -23,6 +23,8 @@ from .exceptions import MinloopError
 __all__ = [
     "TraceIdFilter",
     "current_trace_id",
+    "log_run_end",
+    "log_run_start",
     "log_step_end",
     "log_step_start",
     "new_trace_id",
@@ -90,8 +92,22 @@ class TraceIdFilter(logging.Filter):
         return True
 
 
+def log_run_start(log: logging.LoggerAdapter, model: str, tools: Iterable[str], max_steps: int) -> None:  # type: ignore[type-arg]
+    """A run's first log line: its model, its tools by name and its step limit."""
+    if log.isEnabledFor(logging.INFO):
+        log.info("run start: model=%s tools=%s max_steps=%d", model, sorted(tools), max_steps)
+
+
+def log_run_end(log: logging.LoggerAdapter, status: str, steps: int, error: str | None) -> None:  # type: ignore[type-arg]
+    """A run's last log line: how it ended, after how many steps, and why when it failed."""
+    if log.isEnabledFor(logging.INFO):
+        log.info("run end: %s after %d steps%s", status, steps, f" ({error})" if error else "")
+
+
 def log_step_start(log: logging.LoggerAdapter, step: int, request: Any, scrub: Any) -> None:  # type: ignore[type-arg]
     """The step's first log line, and its input (truncated) at debug level."""
+    if not log.isEnabledFor(logging.INFO):  # nor, then, at debug level
+        return
     messages = request.messages
     log.info("step %d start: %d messages, tool_choice=%s", step, len(messages), request.tool_choice)
     if log.isEnabledFor(logging.DEBUG):

@@ -35,7 +35,7 @@ from .driver import LoopRun
 from .exceptions import ContextOverflowError, MinloopError, ModelError
 from .execute import ExecContext, ToolResult, execute_calls
 from .layer import Layer, Stack, StopRun
-from .log import current_trace_id, log_step_end, log_step_start, new_trace_id, run_logger
+from .log import current_trace_id, log_run_start, log_step_end, log_step_start, new_trace_id, run_logger
 from .messages import Message, ToolCall, check_transcript, normalize_input
 from .models.base import Model, ModelRequest, ToolChoice
 from .redact import Redactor
@@ -108,8 +108,7 @@ class BaseLoop:
         stack = self.stack.outside(layers)
         if stack.wraps_tools:
             state.calls.wrap = lambda call, tool, execute: stack.run_tool(state, call, tool, execute)
-        tools, limit = sorted(self.registry), self.max_steps
-        state.log.info("run start: model=%s tools=%s max_steps=%d", self.model.name, tools, limit)
+        log_run_start(state.log, self.model.name, self.registry, self.max_steps)
         return LoopRun(state, stack, lambda s: self.step(s, stack))
 
     async def run(self, prompt: str | Sequence[Message]) -> RunResult:
