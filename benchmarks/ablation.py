@@ -68,7 +68,9 @@ def measure(out: Path, chosen: list[str], sample: int | None, seed: int, split: 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--arms", nargs="+", help="arms to run (default: all of them)")
+    parser.add_argument(
+        "--arms", type=lambda text: text.split(","), help="arms to run, by comma: --arms=all,-grounding,none"
+    )
     parser.add_argument("--split", choices=["dev", "test"], default="dev")
     parser.add_argument("--sample", type=int, help="a random sample of this many requests of the split")
     parser.add_argument("--seed", type=int, default=2026)
