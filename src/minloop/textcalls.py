@@ -63,6 +63,7 @@ _EXAMPLE_WORDS = re.compile(
 NAME_KEYS = ("name", "function", "tool", "tool_name")
 ARGUMENT_KEYS = ("arguments", "parameters", "tool_input", "args", "input")
 _SPARE_KEYS = {"id", "type"}
+_CALL_MARKS = "{(<"  # every call shape read here holds one: JSON's brace, Python's parenthesis, a marker
 _DECODER = json.JSONDecoder()  # made once: it keeps no state between calls
 
 
@@ -125,7 +126,7 @@ def written_call(text: str, names: Collection[str]) -> bool:
     """Whether ``text`` is written as calls to the tools ``names``, read or not: one call as
     ``read_calls`` reads it, or a call followed by more JSON (more calls, or a result the model
     made up), or a call cut off before its end."""
-    if not names or not text.strip():
+    if not names or not text.strip() or not any(mark in text for mark in _CALL_MARKS):
         return False
     if read_calls(text, names) is not None or _cut_off_shape(text.strip(), names):
         return True
