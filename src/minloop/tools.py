@@ -99,6 +99,7 @@ class Tool:
     key: str | None = None
     source: ToolSource[Tool] | None = field(default=None, repr=False, compare=False)
     _arg_schema: Mapping[str, Any] | None = field(default=None, init=False, repr=False, compare=False)
+    _arg_names: tuple[str, ...] = field(default=(), init=False, repr=False, compare=False)  # of ``args``
 
     def __post_init__(self) -> None:
         if (self.args is None) == (self.input_schema is None):
@@ -107,6 +108,8 @@ class Tool:
             )
         if self.input_schema is not None:
             object.__setattr__(self, "_arg_schema", closed(self.input_schema))
+        if self.args is not None:
+            object.__setattr__(self, "_arg_names", tuple(self.args.model_fields))
 
     @property
     def repeatable(self) -> bool:
@@ -144,7 +147,7 @@ class Tool:
             model = self.args.model_validate(data)
         except ValidationError as exc:
             raise ContractViolation(message, pydantic_problems(exc)) from None
-        return {name: getattr(model, name) for name in type(model).model_fields}
+        return {name: getattr(model, name) for name in self._arg_names}
 
     def check_result(self, payload: Any) -> None:
         """``ContractViolation`` when a JSON-able result does not fit ``output_schema`` (if any)."""
