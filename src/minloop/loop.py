@@ -36,7 +36,7 @@ from .exceptions import ContextOverflowError, MinloopError, ModelError
 from .execute import ExecContext, ToolResult, execute_calls
 from .layer import Layer, Stack, StopRun
 from .log import current_trace_id, log_run_start, log_step_end, log_step_start, new_trace_id, run_logger
-from .messages import Message, ToolCall, check_transcript, normalize_input
+from .messages import Message, ToolCall, TranscriptChecker, normalize_input
 from .models.base import Model, ModelRequest, ToolChoice
 from .redact import Redactor
 from .result import RunResult, Step
@@ -92,16 +92,16 @@ class BaseLoop:
     def iter(self, prompt: str | Sequence[Message], *, layers: Sequence[Layer] = ()) -> LoopRun:
         """Start a run to drive one step at a time: ``async for step in loop.iter(...)``.
         ``layers`` go around the loop's own for this run only."""
-        messages = normalize_input(prompt)
-        check_transcript(messages)
-        return self.drive(self.stack.outside(layers).new_run(lambda: self.new_state(messages)), layers)
+        messages, check = normalize_input(prompt), TranscriptChecker()
+        check(messages)  # the run's own checker: its first step walks these messages no more
+        return self.drive(self.stack.outside(layers).new_run(lambda: self.new_state(messages, check)), layers)
 
-    def new_state(self, messages: list[Message]) -> RunState:
+    def new_state(self, messages: list[Message], check: TranscriptChecker) -> RunState:
         c, log = self.controls, run_logger(trace_id := new_trace_id())
         calls = ExecContext(self.registry, c.fallback, trace_id, log, {}, c.repeat_limit, c.max_result_chars,
                             self.redact)  # fmt: skip
         deadline = None if self.time_budget is None else time.monotonic() + self.time_budget
-        return RunState(messages, trace_id, log, calls, self.model, c, deadline)
+        return RunState(messages, trace_id, log, calls, self.model, c, deadline, check=check)
 
     def drive(self, state: RunState, layers: Sequence[Layer] = ()) -> LoopRun:
         """Drive ``state`` (a new run, or one rebuilt at a step boundary) from its next step."""
