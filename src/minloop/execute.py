@@ -221,11 +221,11 @@ def _check_repeat(name: str, data: dict[str, Any], ctx: ExecContext) -> None:
     ctx.seen[key] = done + 1
 
 
-async def _run(tool: Tool, call: ToolCall, args: dict[str, Any], ctx: ExecContext) -> Any:
-    """The call's value, through the run's layers when it has any."""
+def _run(tool: Tool, call: ToolCall, args: dict[str, Any], ctx: ExecContext) -> Awaitable[Any]:
+    """The call's value (to await), through the run's layers when it has any."""
     if ctx.wrap is None:
-        return await invoke(tool, args)
-    return await ctx.wrap(call, tool, lambda: invoke(tool, args))
+        return invoke(tool, args)
+    return ctx.wrap(call, tool, lambda: invoke(tool, args))
 
 
 def _scrub(ctx: ExecContext, text: str) -> str:
@@ -262,34 +262,29 @@ def checked_arguments(tool: Tool, data: dict[str, Any]) -> dict[str, Any]:
 
 
 async def invoke(tool: Tool, args: dict[str, Any]) -> Any:
-    """Run the tool under its timeout. A model called inside it raises ``NestedModelCallError``
-    here, even when the tool caught that error itself: a red-line breach is the developer's bug."""
+    """Run the tool under its timeout; what it raises becomes a ``ToolFailure``. A model called
+    inside it raises ``NestedModelCallError`` here, even when the tool caught that error itself:
+    a red-line breach is the developer's bug."""
     with tool_scope(tool.name) as breaches:
         try:
-            value = await _invoke(tool, args)
+            if not tool.is_async:
+                return await call_in_thread(tool.fn, args, tool.timeout)
+            return await call_awaiting(tool.fn(**args), tool.timeout)
+        except Overdue:
+            raise _late(tool) from None
+        except NestedModelCallError:
+            raise  # a red-line breach is the developer's bug: fail loudly
+        except TransientToolError as exc:
+            raise ToolFailure("ERR_TOOL_FAILED", describe(exc), transient=True) from None
+        except ToolFailure as failure:
+            if failure.kept:
+                raise
+            raise ToolFailure("ERR_TOOL_FAILED", describe(failure)) from None
+        except Exception as exc:
+            raise ToolFailure("ERR_TOOL_FAILED", describe(exc)) from None
         finally:
             if breaches:
                 raise NestedModelCallError(breaches[0])  # outranks whatever the tool made of it
-        return value
-
-
-async def _invoke(tool: Tool, args: dict[str, Any]) -> Any:
-    try:
-        if not tool.is_async:
-            return await call_in_thread(tool.fn, args, tool.timeout)
-        return await call_awaiting(tool.fn(**args), tool.timeout)
-    except Overdue:
-        raise _late(tool) from None
-    except NestedModelCallError:
-        raise  # a red-line breach is the developer's bug: fail loudly
-    except TransientToolError as exc:
-        raise ToolFailure("ERR_TOOL_FAILED", describe(exc), transient=True) from None
-    except ToolFailure as failure:
-        if failure.kept:
-            raise
-        raise ToolFailure("ERR_TOOL_FAILED", describe(failure)) from None
-    except Exception as exc:
-        raise ToolFailure("ERR_TOOL_FAILED", describe(exc)) from None
 
 
 def _late(tool: Tool) -> ToolFailure:

@@ -168,20 +168,20 @@ class Stack:
             prompt = await before(run, prompt)
         return prompt
 
-    async def call_model(self, run: RunState, request: ModelRequest, call: CallModel) -> Reply:
+    def call_model(self, run: RunState, request: ModelRequest, call: CallModel) -> Awaitable[Reply]:
         for wrap in reversed(self._model):
             call = _model_link(wrap, run, call)
-        return await call(request)
+        return call(request)
 
     async def after_model(self, run: RunState, reply: Reply, decision: Decision) -> Decision:
         for after in self._after_model:
             decision = await after(run, reply, decision)
         return decision
 
-    async def run_tool(self, run: RunState, call: ToolCall, tool: Tool, execute: Execute) -> Any:
+    def run_tool(self, run: RunState, call: ToolCall, tool: Tool, execute: Execute) -> Awaitable[Any]:
         for wrap in reversed(self._tools):
             execute = _tool_link(wrap, run, call, tool, execute)
-        return await execute()
+        return execute()
 
     async def after_step(self, run: RunState, step: Step, outcome: Outcome) -> Outcome:
         for after in self._after_step:

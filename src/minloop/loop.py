@@ -49,8 +49,8 @@ Executor = Callable[[Sequence[ToolCall], RunState], Awaitable[list[ToolResult]]]
 """Carries out one step's calls: the tools by default, recorded results in a replay."""
 
 
-async def run_tools(calls: Sequence[ToolCall], state: RunState) -> list[ToolResult]:
-    return await execute_calls(calls, state.calls)
+def run_tools(calls: Sequence[ToolCall], state: RunState) -> Awaitable[list[ToolResult]]:
+    return execute_calls(calls, state.calls)
 
 
 @dataclass(frozen=True)
