@@ -110,7 +110,7 @@ def whole_reply(response: ModelResponse, max_tokens: int | None) -> ModelRespons
     text = response.message.get("content")
     text = text if isinstance(text, str) else ""
     watch = Runaway(max_tokens)
-    if watch.text(text) is not None:
+    if len(text) >= 2 * LOOP_SENTENCE and watch.text(text) is not None:  # a shorter text cannot repeat
         message = {**response.message, "content": watch.kept or None}
         return replace(response, message=message, stopped="repeated")
     if watch.tokens(response.usage.completion_tokens or len(text) // 4) is not None:
