@@ -51,3 +51,30 @@ def test_a_call_with_other_arguments_is_made() -> None:
         "answer",
     ]
     assert any(isinstance(layer, Repeats) for layer in small_model_layers())
+
+
+def test_a_call_answered_for_an_earlier_message_is_made_again() -> None:
+    model = ScriptedModel(
+        [
+            reply(None, call("clock", {}, id="c1")),
+            "It is 12:00.",
+            reply(None, call("clock", {}, id="c2")),
+            "Still 12:00.",
+        ]
+    )
+    loop = Loop(model, [clock], layers=[Repeats()])
+    first = loop.run_sync("What time is it?")
+    second = loop.run_sync([*first.messages, {"role": "user", "content": "And now?"}])
+    assert masked(second.messages[4:], second.trace_id) == [
+        {"role": "user", "content": "And now?"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "c2", "type": "function", "function": {"name": "clock", "arguments": "{}"}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c2", "name": "clock", "content": content(result="12:00")},
+        {"role": "assistant", "content": "Still 12:00."},
+    ]
+    assert [r.tool_choice for r in model.requests] == ["auto", "auto", "auto", "auto"]

@@ -4,7 +4,9 @@ whose result the conversation already holds, is not sent; the model is asked aga
 A small model that has its result often calls the same tool again with the same values (a
 clock read twice before a record of the user's own values; a lookup repeated until the loop's
 repeat limit refuses it). ``Repeats`` keys only on the transcript: a call's tool and arguments
-against the calls already answered in it.
+against the calls answered since the user last spoke. A call made for an earlier message is
+made again: what it reads may have changed since (a conversation that moves into a folder,
+out of it and into it again).
 """
 
 from __future__ import annotations
@@ -32,8 +34,11 @@ def _key(call: Mapping[str, Any]) -> tuple[str, str]:
 
 
 def repeated(message: Mapping[str, Any], messages: Sequence[Mapping[str, Any]]) -> bool:
-    """Whether every call of ``message`` is a call ``messages`` already holds with its result."""
+    """Whether every call of ``message`` is a call ``messages`` holds with its result since the
+    user last spoke."""
     calls = message.get("tool_calls") or []
+    users = [i for i, m in enumerate(messages) if m.get("role") == "user"]
+    messages = messages[users[-1] :] if users else messages
     answered = {m.get("tool_call_id") for m in messages if m.get("role") in ("tool", "function")}
     made = {
         _key(c)
