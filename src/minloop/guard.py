@@ -49,7 +49,8 @@ class tool_scope:  # lower-case: used like the function it was, ``with tool_scop
     __slots__ = ("_found", "_name", "_tokens")
 
     def __init__(self, tool_name: str) -> None:
-        self._name, self._found = tool_name, list[str]()
+        self._name = tool_name
+        self._found: list[str] = []
 
     def __enter__(self) -> list[str]:
         self._tokens = (current_tool.set(self._name), _breaches.set(self._found))
