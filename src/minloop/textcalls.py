@@ -158,7 +158,8 @@ def json_values(text: str) -> list[Any]:
 def _values(body: str) -> tuple[list[Any], str]:
     """The JSON values at the start of ``body`` (separated by spaces, lines or commas), and the
     rest that is not one."""
-    at, values = 0, list[Any]()
+    at = 0
+    values: list[Any] = []
     while at < len(body):
         try:
             value, at = _DECODER.raw_decode(body, at)
