@@ -9,9 +9,11 @@ import pytest
 from minloop import Loop, MinloopError, tool
 from minloop.models.base import ModelRequest, WhileDecoding
 from minloop.models.local import LocalModel
-from minloop.small import LAYERS, EvidenceCheck, Grounding, ToolMenu, small_model_layers
+from minloop.small import LAYERS, EvidenceCheck, Grounding, ToolMenu, UserLanguage, small_model_layers
+from minloop.small.language import TRANSLATE
 from minloop.small.notes import ungrounded_note
 from minloop.testing import ScriptedModel, call, reply
+from tests.conftest import masked
 
 
 @tool
@@ -109,8 +111,36 @@ def test_a_chinese_request_is_translated_once_and_answered_in_chinese() -> None:
         "role": "system",
         "content": 'The user\'s message in English: "Where is order A1234?"',
     }
-    assert answer.messages[-1]["content"].endswith("请用中文回答用户。")
-    assert answer.decoding is not None and answer.decoding.language == "zh"
+    assert answer.decoding is None or answer.decoding.language is None  # the model answers as it will
+
+
+def test_an_answer_in_english_to_a_chinese_request_is_translated_keeping_its_numbers() -> None:
+    team = tool(lambda team: {"team": team, "members": ["Maria Lopez", "Omar Haddad"]}, name="team_members",
+                description="The members of a team.")  # fmt: skip
+    model = ScriptedModel(
+        [reply(None, call("team_members", {"team": "sales"})), "There are 2 people.", "销售部有2人。"]
+    )
+    with model:
+        result = Loop(model, [team], layers=[UserLanguage()]).run_sync("销售部有几个人？")
+    assert masked(result.messages, result.trace_id)[3:] == [{"role": "assistant", "content": "销售部有2人。"}]
+    asked = model.requests[-1]
+    assert asked.tools == () and asked.messages == [
+        {"role": "system", "content": TRANSLATE["zh"]},
+        {"role": "user", "content": "There are 2 people."},
+    ]
+    assert asked.decoding is not None and asked.decoding.language == "zh"
+    lost = ScriptedModel(
+        [reply(None, call("team_members", {"team": "sales"})), "There are 2 people.", "销售部有人。"]
+    )
+    with lost:
+        kept = Loop(lost, [team], layers=[UserLanguage()]).run_sync("销售部有几个人？")
+    assert kept.output == "There are 2 people."  # the translation lost the number: the answer stands
+    english = ScriptedModel(["Hello! How can I help?"])
+    with english:
+        assert (
+            Loop(english, [team], layers=[UserLanguage()]).run_sync("Hi").output == "Hello! How can I help?"
+        )
+    assert len(english.requests) == 1
 
 
 def test_a_large_menu_is_narrowed_to_the_tools_that_share_words_with_the_request() -> None:
