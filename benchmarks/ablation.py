@@ -6,8 +6,8 @@
 
 Arms: ``all`` is ``LocalModel()`` (every layer of ``minloop.small.small_model_layers()``);
 ``-NAME`` is the same model with the layer NAME left out (``without=[NAME]``), one arm per
-layer; ``-compact`` has every layer but writes the tools into the prompt with the template's
-own spaces (``compact_tools=False``, as ``plain()`` does); ``none`` is ``LocalModel().plain()``. The requests are the development split of
+layer; ``+compact`` has every layer and writes the tools into the prompt without the
+template's spaces (``compact_tools=True``); ``none`` is ``LocalModel().plain()``. The requests are the development split of
 ``agent_set.py``, or its test split with ``--split test`` (the rules were never written from
 it, and the run prints no request or answer of it, only counts), a random sample of it when
 ``--sample`` is given; each
@@ -42,7 +42,7 @@ def arms() -> dict[str, Callable[[], Model]]:
     every: dict[str, Callable[[], Model]] = {"all": LocalModel}
     for name in LAYERS:
         every[f"-{name}"] = lambda name=name: LocalModel(layers=small_model_layers(without=[name]))  # type: ignore[misc]
-    every["-compact"] = lambda: LocalModel(compact_tools=False)
+    every["+compact"] = lambda: LocalModel(compact_tools=True)
     every["none"] = lambda: LocalModel().plain()
     return every
 

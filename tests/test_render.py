@@ -69,7 +69,7 @@ def test_the_prompt_is_the_templates_own_but_for_the_spaces(local: LocalModel) -
     tools = [t.spec() for t in default_tools(".")]
     request = ModelRequest([{"role": "user", "content": "现在东京几点？"}], tools)
     body = local.body(request)
-    wired = LocalModel().wire(body)
+    wired = LocalModel(compact_tools=True).wire(body)
     assert "tools" not in wired and wired["json_schema"] == body["json_schema"]
     server = local.load()
     ours = post(server, "/apply-template", {"messages": wired["messages"]})["prompt"]
@@ -77,6 +77,7 @@ def test_the_prompt_is_the_templates_own_but_for_the_spaces(local: LocalModel) -
     for tool in tools:
         theirs = theirs.replace(json.dumps(tool, ensure_ascii=False), compact(tool))
     assert ours == theirs
-    spaced = LocalModel(compact_tools=False)
+    spaced = LocalModel()  # the default: the template's own spaces
     assert spaced.wire(body) == body
-    assert local.count_tokens(request.messages, tools) < 0.9 * spaced.count_tokens(request.messages, tools)
+    short = LocalModel(compact_tools=True)
+    assert short.count_tokens(request.messages, tools) < 0.9 * spaced.count_tokens(request.messages, tools)

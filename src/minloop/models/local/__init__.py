@@ -52,7 +52,9 @@ class LocalModel(Loaded):
     ``layers`` (default: ``minloop.small.small_model_layers()``) are the controls ``minloop.Loop``
     installs around its steps; ``plain()`` is the model without them. ``parallel`` lets one
     decision hold several calls; a typed answer is decoded under its schema. ``prefix_cache``
-    (``.prefix_cache``) and ``compact_tools`` (``.render``) make prompts shorter to evaluate.
+    (``.prefix_cache``) makes prompts quicker to evaluate; ``compact_tools`` (``.render``, off by
+    default: the model chose the wrong tool more often without the spaces it was trained on)
+    makes them shorter.
     """
 
     structured_output = True
@@ -70,7 +72,7 @@ class LocalModel(Loaded):
         constrain: bool = True,
         parallel: bool = True,
         prefix_cache: bool = True,
-        compact_tools: bool = True,
+        compact_tools: bool = False,
         layers: Sequence[Layer] | None = None,
     ) -> None:
         self.path = check_gguf(Path(path)) if path is not None else None
@@ -91,8 +93,7 @@ class LocalModel(Loaded):
         self.layers: tuple[Layer, ...] = tuple(layers)
 
     def plain(self) -> LocalModel:
-        """This model without the small-model layers and without the disk prefix cache and the
-        compact writing their runs use: a baseline."""
+        """This model without the small-model layers and without the disk prefix cache: a baseline."""
         twin = copy.copy(self)
         twin.layers, twin.prefix_cache, twin.compact_tools = (), False, False
         return twin
