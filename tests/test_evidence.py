@@ -190,16 +190,6 @@ def test_the_loop_installs_the_layers_a_model_brings_unless_controls_name_a_chec
     assert result.output.startswith("I can't answer that reliably")
 
 
-def test_the_checks_note_is_recognised_and_nothing_else() -> None:
-    from minloop.small.evidence import is_note
-
-    note = EvidenceCheck()("东京现在13时。", ASKED)
-    assert isinstance(note, str) and is_note(note)
-    english = EvidenceCheck()("It is 13:00.", [{"role": "user", "content": "Time?"}])
-    assert isinstance(english, str) and is_note(english)
-    assert not is_note("Be brief.")
-
-
 def test_an_answer_that_uses_none_of_the_tool_results_is_sent_back() -> None:
     from minloop.small.evidence import UNUSED, draws_on_tools
 

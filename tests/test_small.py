@@ -30,21 +30,13 @@ def find_order(order_id: str) -> dict[str, object]:
 
 def test_the_layers_come_one_per_concern_and_each_can_be_left_out() -> None:
     names = list(LAYERS)
-    assert names == ["translation", "menu", "language", "grounding", "repeat", "evidence", "again"]
+    assert names == ["menu", "language", "grounding", "evidence"]
     assert [type(layer).__name__ for layer in small_model_layers()] == [
-        "Translation", "ToolMenu", "UserLanguage", "Grounding", "Repeats", "EvidenceCheck", "AnswerAgain",
+        "ToolMenu", "UserLanguage", "Grounding", "EvidenceCheck",
     ]  # fmt: skip
     kept = small_model_layers(without=("menu", "evidence"))
-    assert [type(layer).__name__ for layer in kept] == [
-        "Translation",
-        "UserLanguage",
-        "Grounding",
-        "Repeats",
-        "AnswerAgain",
-    ]
-    with pytest.raises(
-        MinloopError, match="no small-model layer is called 'policy': the names are translation"
-    ):
+    assert [type(layer).__name__ for layer in kept] == ["UserLanguage", "Grounding"]
+    with pytest.raises(MinloopError, match="no small-model layer is called 'policy': the names are menu"):
         small_model_layers(without=["policy"])
 
 
@@ -88,29 +80,18 @@ def test_a_call_on_values_the_user_gave_is_made_and_the_answer_held_to_the_resul
         result = Loop(model, [find_order], layers=small_model_layers()).run_sync("Where is order A1234?")
     assert [s.decision for s in result.steps] == ["tool_calls", "unfinished", "answer"]
     assert result.output == "Order A1234 has shipped."
-    assert model.requests[2].tool_choice == "none"  # sent back: answered again, tools off
+    assert model.requests[2].messages[-1]["content"].startswith("Your answer states 13")  # sent back
 
 
-def test_a_chinese_request_is_translated_once_and_answered_in_chinese() -> None:
+def test_a_chinese_request_answered_in_chinese_is_not_translated() -> None:
     model = ScriptedModel(
-        [
-            "Where is order A1234?",  # the translation
-            reply(None, call("find_order", {"order_id": "A1234"})),
-            "订单 A1234 已发货（shipped）。",
-        ]
+        [reply(None, call("find_order", {"order_id": "A1234"})), "订单 A1234 已发货（shipped）。"]
     )
     with model:
         result = Loop(model, [find_order], layers=small_model_layers()).run_sync("订单A1234在哪里？")
     assert result.output == "订单 A1234 已发货（shipped）。"
-    translation, decision, answer = model.requests
-    assert (
-        translation.tools == ()
-        and translation.messages[-1]["content"] == 'Translate into English: "订单A1234在哪里？"'
-    )
-    assert decision.messages[-1] == {
-        "role": "system",
-        "content": 'The user\'s message in English: "Where is order A1234?"',
-    }
+    decision, answer = model.requests
+    assert decision.messages == [{"role": "user", "content": "订单A1234在哪里？"}]
     assert answer.decoding is None or answer.decoding.language is None  # the model answers as it will
 
 

@@ -2,13 +2,10 @@
 
 ``small_model_layers()`` returns them in their order, one per concern, each in its own module::
 
-    translation  Translation   a Chinese request in English, by the model itself, once
     menu         ToolMenu      a large menu narrowed to the tools that share words with the request
     language     UserLanguage  the answer in the user's language
     grounding    Grounding     a call resting on a required value nobody said is not made
-    repeat       Repeats       a call already answered is not made again: the model answers, tools off
     evidence     EvidenceCheck an answer stating facts no one gave is sent back, then replaced
-    again        AnswerAgain   an answer sent back is answered again, tools off, briefly
 
 ``without=("menu", ...)`` leaves those out (``benchmarks/ablation.py`` removes each in turn).
 The embedded model brings them (``LocalModel().layers``); any other model gets them with one
@@ -25,34 +22,25 @@ from collections.abc import Callable, Iterable
 
 from ..exceptions import MinloopError
 from ..layer import Layer
-from .again import AnswerAgain
 from .evidence import EvidenceCheck
 from .grounding import Grounding
 from .language import UserLanguage
 from .menu import ToolMenu
-from .repeats import Repeats
-from .translation import Translation
 
 __all__ = [
     "LAYERS",
-    "AnswerAgain",
     "EvidenceCheck",
     "Grounding",
-    "Repeats",
     "ToolMenu",
-    "Translation",
     "UserLanguage",
     "small_model_layers",
 ]
 
 LAYERS: dict[str, Callable[[], Layer]] = {
-    "translation": Translation,
     "menu": ToolMenu,
     "language": UserLanguage,
     "grounding": Grounding,
-    "repeat": Repeats,
-    "evidence": lambda: EvidenceCheck(resend_unused=False),  # the answer again has tools off
-    "again": AnswerAgain,
+    "evidence": lambda: EvidenceCheck(resend_unused=False),  # an answer that used no result: replaced
 }
 
 

@@ -4,7 +4,7 @@
 digits or Chinese numerals, multi-word names such as "Joe Biden", addresses; see ``.facts``)
 and looks for each in the user's and the tools' messages. An answer whose facts are all found
 passes. Otherwise the check sends it back with a note naming what is unsupported, in the user's
-language (for a wrong time, the note quotes the tool's reading); if the next answer is still
+language; if the next answer is still
 unsupported, the run ends with a plain statement that it cannot answer reliably, quoting what
 the tools returned (``notes.plain_statement``), never with the invented facts.
 
@@ -38,12 +38,11 @@ from ..state import Prompt, Reply, RunState
 from .declined import declines
 from .drawn import LIST_MARKER, among, draws_on_tools, tool_values
 from .facts import leaves, typed, unsupported
-from .notes import BETWEEN, LEFT_OUT, NOTES, READING, SEPARATOR, UNUSED, plain_statement, plainly
+from .notes import BETWEEN, LEFT_OUT, NOTES, SEPARATOR, UNUSED, plain_statement, plainly
 from .results import left_out, unserved
-from .times import TIME, shown
 from .values import Evidence
 
-__all__ = ["AnswerWatch", "EvidenceCheck", "asks_more", "declines", "is_note", "restates_user", "unsupported"]
+__all__ = ["AnswerWatch", "EvidenceCheck", "declines", "restates_user", "unsupported"]
 
 _HAN = "\u4e00-\u9fff"
 
@@ -55,8 +54,7 @@ class EvidenceCheck(Layer):
     ``retries`` is how many times an unsupported answer is sent back before the run ends with
     the plain statement. The note sent back is in the user's language unless ``note_language``
     names one ("en" or "zh"). With ``resend_unused`` off, an answer that uses no tool result is
-    not sent back but ends the run at once: a model that answers the note with tools off (see
-    ``minloop.small.again``) has nothing new to go on. As a layer it stands aside when the
+    not sent back but ends the run at once: it has no value to correct. As a layer it stands aside when the
     loop's ``Controls(answer_check=...)`` names a check of its own.
     """
 
@@ -88,11 +86,7 @@ class EvidenceCheck(Layer):
             return Replacement(plain_statement(messages, language, menu))
         if unused:
             return UNUSED[note]
-        times = shown(tool_values(messages) or "")
-        hint = (
-            READING[note].format(times=", ".join(times[:3])) if times and any(map(TIME.search, facts)) else ""
-        )
-        return NOTES[note].format(facts=SEPARATOR[note].join(facts[:5])) + hint
+        return NOTES[note].format(facts=SEPARATOR[note].join(facts[:5]))
 
     def _left_out(self, answer: str, messages: Sequence[Mapping[str, Any]], first_try: bool) -> str | None:
         """The note sending back, once, an answer that uses nothing of one of several results of
@@ -135,21 +129,6 @@ class AnswerWatch:
         self.read = ends[-1]
         self.evidence = self.evidence or Evidence.of(self.messages)
         return bool(unsupported(text[: self.read], self.evidence))
-
-
-def is_note(text: str) -> bool:
-    """Whether ``text`` is the check's note sending an unsupported answer back."""
-    starts = [note.split("{facts}")[0] for note in NOTES.values()] + list(UNUSED.values())
-    return text.startswith((*starts, *_FULLER))
-
-
-def asks_more(text: str) -> bool:
-    """Whether ``text`` is a note asking for an answer with more in it (what a result gave), not
-    a short one."""
-    return text.startswith(_FULLER)
-
-
-_FULLER = tuple(note.split("{tool}")[0] for note in LEFT_OUT.values())
 
 
 def restates_user(answer: str, messages: Sequence[Mapping[str, Any]]) -> bool:

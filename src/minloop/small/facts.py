@@ -5,8 +5,7 @@ What counts as found, deliberately lenient so that honest answers pass:
 
 * a time (05:02, 3 pm, 下午3点04分) when its hour and minute are those of a clock reading in the
   evidence (the hour also in 12-hour form: 3 for 15, but "3 am" and "上午3点" are not 15:00);
-  a UTC offset (+09:00) is no reading; and a time given for a place ("in Tokyo", "东京") when a
-  reading shows that hour and minute there (``times.placed``);
+  a UTC offset (+09:00) is no reading;
 * any other number equal to one in the evidence outside clock readings (so the "20" of a 20:03
   reading supports neither "20°C" nor "20%"), or to it rounded (3.14 for 3.14159, 700万 for
   7006652 within 0.5%), or to one worked out from the last results (a count, a sum, a
@@ -24,7 +23,7 @@ from typing import Any
 
 from ..language import numbers_in
 from .drawn import LIST_MARKER
-from .times import TIME, hour_in, placed, said, stated, time_of
+from .times import TIME, hour_in, said, stated, time_of
 from .values import Evidence
 
 __all__ = ["leaves", "typed", "unsupported"]
@@ -67,16 +66,10 @@ def _unsupported(answer: str, evidence: Evidence, clock: bool) -> list[str]:
     hours, minutes = _readings(evidence.text)
     known = [abs(n) for n in numbers_in(TIME.sub(" ", evidence.text))] + evidence.derived
     facts: dict[str, None] = {}
-    verdicts = placed(answer, evidence.text) if clock else {}
     for match in stated(answer):
         hour, minute = time_of(match)
-        place = verdicts.get(match.start(), "")  # None: right for the place it is given for
-        if place is None:
-            continue
         if hour is None or not (hour_in(hour, hours, said(match)) and minute in (None, *minutes)):
             facts.setdefault(match.group().strip())
-        elif place:  # a reading's time, given for a place it was not read for
-            facts.setdefault(place)
     rest = TIME.sub(lambda m: " " * len(m.group()), answer)  # positions kept for the list markers
     markers = {m.start(1) for m in LIST_MARKER.finditer(rest)}
     for match in _FACT.finditer(rest):

@@ -3,8 +3,7 @@
 A small model asked to decide between a tool and an answer almost always picks a tool, and
 fills the arguments it was not given with plausible inventions: a date for "when was the
 Declaration signed", a city for "what's the weather". ``Grounding`` checks each call of a
-decision against the conversation (``values``: the user's, system and tool messages, and the
-request's English translation when one was made): values are first mapped onto their
+decision against the conversation (``values``: the user's, system and tool messages): values are first mapped onto their
 parameter's vocabulary (a time zone, an enum member, a date format), optional arguments whose
 values are not found are dropped (the function's default applies), and when a *required* value
 is not found, or the arguments are cut off (no JSON object: a runaway at the length limit), the
@@ -29,9 +28,7 @@ from ..layer import CallModel, Layer
 from ..messages import Message
 from ..models.base import ModelRequest, WhileDecoding
 from ..state import Reply, RunState
-from .again import brief
 from .notes import ungrounded_note
-from .translation import english
 from .values import Grounds, ground_calls
 
 __all__ = ["EXAMPLE", "Grounding"]
@@ -55,7 +52,7 @@ class Grounding(Layer):
     async def wrap_model(self, run: RunState, request: ModelRequest, call: CallModel) -> Reply:
         if request.tool_choice == "none" or not request.tools:
             return await call(request)
-        evidence = _evidence(request.messages, english(run))
+        evidence = list(request.messages)
         refuse = _Refusal(request.tools, evidence, self.resolve)
         reply = await call(request.asking(WhileDecoding(refuse=refuse)))
         if not reply.response.message.get("tool_calls"):
@@ -164,7 +161,9 @@ class _Refusal:
         return tool in self.grounds.specs and bool(self.grounds.check(tool, arguments)[1])
 
 
-def _evidence(messages: Sequence[Message], translation: str | None) -> list[Message]:
-    """What a call's values are grounded in: the conversation, and the user's last message in
-    English when it was translated."""
-    return [*messages, {"role": "user", "content": translation}] if translation else list(messages)
+BRIEF_CHARS = 160  # about the 64 tokens of a short answer
+
+
+def brief(text: str) -> bool:
+    """Stop an answer at the end of the first sentence past ``BRIEF_CHARS`` characters."""
+    return len(text) > BRIEF_CHARS and text.rstrip()[-1:] in ".!?。！？"

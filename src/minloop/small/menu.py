@@ -4,9 +4,8 @@
 than ``above`` tools or its definitions take more than about ``tokens`` tokens
 (``ranking.select_tools``: BM25 over each tool's name, description, parameters and enum
 values), and shows only the chosen tools, plus those already called. A request in another
-script than the tools (a Chinese request, English tools) is ranked by its English translation
-when one was made (``minloop.small.translation``), else shown the whole menu; so is a request
-that shares no word with any tool: the model decides.
+script than the tools (a Chinese request, English tools) is shown the whole menu; so is a
+request that shares no word with any tool: the model decides.
 """
 
 from __future__ import annotations
@@ -17,7 +16,6 @@ from ..layer import Layer
 from ..models.base import ModelRequest
 from ..state import Prompt, RunState
 from .ranking import SELECT_ABOVE, SELECT_TOKENS, narrowing
-from .translation import english
 
 __all__ = ["ToolMenu"]
 
@@ -32,7 +30,7 @@ class ToolMenu(Layer):
         if not prompt.tools or prompt.tool_choice == "none":
             return prompt
         request = ModelRequest(prompt.messages, prompt.tools, prompt.tool_choice)
-        narrow, unranked = narrowing(request, self.above, self.tokens, english(run))
+        narrow, unranked = narrowing(request, self.above, self.tokens)
         if unranked or not narrow.tools:
             return prompt  # cannot be ranked, or no word matched: the model decides on the whole menu
         return replace(prompt, tools=narrow.tools, tool_choice=narrow.tool_choice)

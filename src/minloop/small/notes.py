@@ -17,7 +17,6 @@ __all__ = [
     "LEFT_OUT",
     "NOTES",
     "NO_TOOL",
-    "READING",
     "RETURNED",
     "SEPARATOR",
     "UNUSED",
@@ -55,10 +54,6 @@ LEFT_OUT: dict[Language, str] = {
         "call above, for each thing the user asked about."
     ),
     "zh": "你的回答漏掉了 {tool} 对 {what} 返回的结果：{values}。请根据上面每一次调用的结果重新回答，用户问到的每一项都要回答。",
-}
-READING: dict[Language, str] = {
-    "en": " The tool result gives the time as {times}.",
-    "zh": "工具结果中的时间是 {times}。",
 }
 DECLINES: dict[Language, str] = {
     "en": "I can't answer that reliably: the tools I have did not provide the information it needs.",

@@ -237,31 +237,26 @@ def select_tools(
     return Selection([tools[i] for i in chosen], dict(zip(names, scores, strict=True)), comparable)
 
 
-def narrowed(
-    request: ModelRequest, above: int | None, tokens: int | None, english: str | None = None
-) -> ModelRequest:
+def narrowed(request: ModelRequest, above: int | None, tokens: int | None) -> ModelRequest:
     """The request with only the tools that can matter, when its menu is large (``is_large``).
 
     Tools already called in the conversation and a tool forced by ``tool_choice`` stay; when
     no tool shares a word with the request, no tool is shown and the model answers (unless a
     call is required). A request written in a script none of the tools is written in keeps
-    the whole menu, unless ``english`` gives its words in English.
+    the whole menu.
     """
-    return narrowing(request, above, tokens, english)[0]
+    return narrowing(request, above, tokens)[0]
 
 
-def narrowing(
-    request: ModelRequest, above: int | None, tokens: int | None, english: str | None = None
-) -> tuple[ModelRequest, bool]:
+def narrowing(request: ModelRequest, above: int | None, tokens: int | None) -> tuple[ModelRequest, bool]:
     """``narrowed``, and whether the menu was large but could not be ranked: the request shares
-    no writing system with the tools (its English words would rank them)."""
+    no writing system with the tools."""
     if above is None or request.tool_choice == "none" or not is_large(request.tools, above, tokens):
         return request, False
     keep = {c["function"]["name"] for m in request.messages for c in m.get("tool_calls") or []}
     if isinstance(request.tool_choice, dict):
         keep.add(request.tool_choice.get("function", {}).get("name", ""))
-    said = request.messages if english is None else [{"role": "user", "content": english}]
-    chosen = select_tools(request.tools, said, keep=keep)
+    chosen = select_tools(request.tools, request.messages, keep=keep)
     if not chosen.comparable:
         return request, True
     if not chosen.found and request.tool_choice == "auto":
