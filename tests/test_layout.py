@@ -146,3 +146,10 @@ def test_the_embedded_model_keeps_only_how_a_gguf_runs() -> None:
         "__init__.py",
         "evidence.py",
     ]
+
+
+def test_the_small_model_layers_with_their_language_helpers_stay_within_their_budget() -> None:
+    """What decides around a small model's steps (``minloop.small``) and the language helpers it
+    reads text with (``minloop.language``): 2,500 lines at most, every module earning its place."""
+    rooms = [SRC / "small", SRC / "language"]
+    assert sum(len(p.read_text(encoding="utf-8").splitlines()) for r in rooms for p in r.glob("*.py")) <= 2500
