@@ -434,6 +434,8 @@ def test_a_number_worked_out_from_the_results_is_supported_and_an_invented_one_i
     assert check("It will hold 680.20 CHF.", paid) is None  # a result less the user's number
     grades = {"grades": [{"course": "maths", "score": 91}, {"course": "chemistry", "score": 88}]}
     assert check("The total is 179.", _answered("What is S-1's total?", grades)) is None  # a column's sum
+    term = {"student": "S-1", "grades": {"maths": 88, "history": 74, "chemistry": 91}}
+    assert check("总分是 253。", _answered("S-1 的总分是多少？", term)) is None  # an object's numbers summed
     book = {"title": "Moby-Dick", "copies_total": 3, "copies_available": 2}
     pages = _answered("How many pages does Moby-Dick have?", book)
     assert isinstance(check("Moby-Dick has 320 pages.", pages), Replacement)
