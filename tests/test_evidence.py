@@ -388,31 +388,6 @@ def test_one_written_with_decimals_is_a_fact() -> None:
     assert unsupported("I found 1 result and 0 errors.", Evidence.of(asked)) == []  # "one", "none"
 
 
-def test_a_yes_or_no_the_results_bear_out_draws_on_them() -> None:
-    from minloop.small.notes import UNUSED
-
-    def weather(city: str, condition: str) -> list[dict[str, object]]:
-        fn = {"name": "get_weather", "arguments": json.dumps({"city": city})}
-        result = {"city": city, "temperature": 14, "condition": condition, "trace_id": "trc_1"}
-        return [
-            {"role": "user", "content": f"Is it raining in {city}?"},
-            {
-                "role": "assistant",
-                "content": None,
-                "tool_calls": [{"id": "c1", "type": "function", "function": fn}],
-            },
-            {"role": "tool", "tool_call_id": "c1", "content": json.dumps(result)},
-        ]
-
-    check = EvidenceCheck()
-    assert check("Yes, it is raining in London.", weather("London", "light rain")) is None
-    assert check("No, it is not raining in Paris.", weather("Paris", "sunny")) is None
-    assert (
-        check("Yes, it is raining in Paris.", weather("Paris", "sunny")) == UNUSED["en"]
-    )  # "rain": not in them
-    assert check("No, it is not raining in London.", weather("London", "light rain")) == UNUSED["en"]
-
-
 def _answered(request: str, *results: object) -> list[dict[str, object]]:
     messages: list[dict[str, object]] = [{"role": "user", "content": request}]
     for i, result in enumerate(results):
@@ -443,3 +418,43 @@ def test_a_number_worked_out_from_the_results_is_supported_and_an_invented_one_i
     assert (
         check("There is 1 copy on the shelf.", _answered("How many copies are on the shelf?", shelf)) is None
     )
+
+
+def _called(request: str, *calls: tuple[dict[str, object], object]) -> list[dict[str, object]]:
+    messages: list[dict[str, object]] = [{"role": "user", "content": request}]
+    for i, (arguments, result) in enumerate(calls):
+        call = {
+            "id": f"c{i}",
+            "type": "function",
+            "function": {"name": "lookup", "arguments": json.dumps(arguments)},
+        }
+        messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
+        messages.append(
+            {"role": "tool", "tool_call_id": f"c{i}", "name": "lookup", "content": json.dumps(result)}
+        )
+    return messages
+
+
+def test_an_answer_given_before_a_value_the_request_names_was_looked_up_is_sent_back_once() -> None:
+    check = EvidenceCheck(resend_unused=False)
+    both = "What is the total balance of accounts CH-8812 and CH-3301?"
+    half = _called(both, ({"account": "CH-8812"}, {"balance": 980.2}))
+    assert check("CH-8812 holds 980.2.", half) == (
+        "The user's request also names CH-3301, which no call has looked up. Call lookup for each of them, then answer."
+    )
+    whole = _called(
+        both, ({"account": "CH-8812"}, {"balance": 980.2}), ({"account": "CH-3301"}, {"balance": 4210.55})
+    )
+    assert check("Together they hold 5190.75.", whole) is None  # a total uses both results
+    names = _called("分机号：Zhang Wei 和 Kenji Sato？", ({"name": "Zhang Wei"}, {"extension": 5106}))
+    assert check("Zhang Wei 的分机号是 5106。", names) == (
+        "用户的请求还提到了 Kenji Sato，还没有调用工具查询。请对每一项调用 lookup，然后再回答。"
+    )
+    spec = {
+        "name": "lookup",
+        "parameters": {"properties": {"team": {"type": "string", "enum": ["sales", "legal"]}}},
+    }
+    teams = _called("How many work in sales and legal?", ({"team": "sales"}, {"members": ["A B", "C D"]}))
+    assert isinstance(check.check("Sales has 2.", teams, [{"type": "function", "function": spec}]), str)
+    again = [*half, {"role": "assistant", "content": "CH-8812 holds 980.2."}]
+    assert check("CH-8812 holds 980.2.", again) is None  # sent back once: the second answer stands

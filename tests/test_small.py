@@ -142,29 +142,3 @@ def test_an_answer_check_over_http_is_the_same_layer_as_in_process() -> None:
     both = request.asking(WhileDecoding(stop=lambda t: t.endswith("."), language="zh")).decoding
     assert both is not None and both.stop is not None and both.stop("Done.") and both.language == "zh"
     assert json.dumps(LAYERS["evidence"]().__class__.__name__) == '"EvidenceCheck"'
-
-
-def test_a_call_that_copies_its_tools_example_is_asked_for_once_more() -> None:
-    from minloop.builtins import calculator
-    from minloop.small.grounding import EXAMPLE
-
-    model = ScriptedModel(
-        [
-            reply(None, call("calculator", {"expression": "(17 + 5) * 3"})),  # the description's example
-            reply(None, call("calculator", {"expression": "17 * 23"})),
-            "17 * 23 is 391.",
-        ]
-    )
-    with model:
-        result = Loop(model, [calculator], layers=small_model_layers()).run_sync("What is 17 * 23?")
-    assert result.output == "17 * 23 is 391."
-    assert [c.arguments for s in result.steps for c in s.tool_calls] == [
-        json.dumps({"expression": "17 * 23"})
-    ]
-    again = model.requests[1]
-    assert again.tool_choice == {"type": "function", "function": {"name": "calculator"}}
-    assert again.messages[-1] == {
-        "role": "system",
-        "content": EXAMPLE["en"].format(tool="calculator", value="(17 + 5) * 3"),
-    }
-    assert again.decoding is not None and again.decoding.avoid == ("(17 + 5) * 3",)  # not written again

@@ -1,6 +1,6 @@
 """Whether an answer draws on the tool results: states a number (or one worked out from them), a
-word or a weekday that only the results since the user last spoke gave, or a "yes" or "no" the results bear out
-(``draws_on_tools``), for the evidence check's rule that an answer after tools ran must use them."""
+word or a weekday that only the results since the user last spoke gave (``draws_on_tools``),
+for the evidence check's rule that an answer after tools ran must use them."""
 
 from __future__ import annotations
 
@@ -12,9 +12,6 @@ from typing import Any
 
 from ..language import numbers_in
 from .derived import derived
-from .notes import last_said
-from .ranking import terms
-from .results import outcomes
 
 __all__ = ["LIST_MARKER", "among", "draws_on_tools", "rounded_among", "tool_values"]
 
@@ -23,14 +20,12 @@ _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
 _CN_DAYS = "一二三四五六日天"
 _CN_WEEKDAY = re.compile(rf"(?:星期|周|礼拜|禮拜)([{_CN_DAYS}])")
 _HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
-_YES_NO = re.compile(r"^\s*(?:is|are|was|were|do|does|did|will|can|could|has|have)\b", re.IGNORECASE)
-_POLARITY = re.compile(r"^\W*(?:(?P<yes>yes|yeah|yep)|no|nope)\b", re.IGNORECASE)
 
 
 def draws_on_tools(answer: str, messages: Sequence[Mapping[str, Any]]) -> bool | None:
     """Whether ``answer`` states something only the tool results since the user last spoke gave:
-        a number, a word or a weekday that no user message has (a number without its sign too), or a
-    "yes" or "no" the results bear out. ``None`` when no tool ran."""
+        a number (or one worked out from them), a word or a weekday that no user message has (a
+    number without its sign too). ``None`` when no tool ran."""
     tools = tool_values(messages)
     if tools is None:
         return None
@@ -42,20 +37,7 @@ def draws_on_tools(answer: str, messages: Sequence[Mapping[str, Any]]) -> bool |
         if plain and not among(value, said):
             return True
     words = set(_terms(answer)) | {_WEEKDAYS[_CN_DAYS.index(d)] for d in _CN_WEEKDAY.findall(answer)}
-    return bool(words & (set(_terms(tools)) - set(_terms(user)))) or _agrees(answer, messages, tools)
-
-
-def _agrees(answer: str, messages: Sequence[Mapping[str, Any]], tools: str) -> bool:
-    """Whether a "yes" or "no" answering an English yes-or-no question agrees with the results:
-    "yes" when a word it asks about (not a value a call took) is in them, "no" when none is.
-    "Is it raining in London?" answered "Yes, it is raining in London." beside "light rain"
-    restates the question's words, but its "yes" is what the results say."""
-    said, calls = last_said(messages), [o.arguments for o in outcomes(messages)]
-    polarity = _POLARITY.match(answer)
-    if not _YES_NO.match(said) or polarity is None:
-        return False
-    asked = set(terms(said)) - set(terms(json.dumps(calls)))
-    return bool(asked) and bool(asked & set(terms(tools))) == bool(polarity["yes"])
+    return bool(words & (set(_terms(tools)) - set(_terms(user))))
 
 
 def tool_values(messages: Sequence[Mapping[str, Any]]) -> str | None:

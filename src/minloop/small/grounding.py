@@ -3,14 +3,13 @@
 A small model asked to decide between a tool and an answer almost always picks a tool, and
 fills the arguments it was not given with plausible inventions: a date for "when was the
 Declaration signed", a city for "what's the weather". ``Grounding`` checks each call of a
-decision against the conversation (``values``: the user's, system and tool messages): values are first mapped onto their
-parameter's vocabulary (a time zone, an enum member, a date format), optional arguments whose
-values are not found are dropped (the function's default applies), and when a *required* value
-is not found, or the arguments are cut off (no JSON object: a runaway at the length limit), the
-call is not made. When that value is the example of the tool's own
-description ("(17 + 5) * 3" asked "What is 17 * 23?"), the model is asked once for the call
-again, told so; otherwise, or when that call is no better, it is asked once more, tools off,
-told which values are missing, for a short answer (it says what it needs, or asks the user).
+decision against the conversation (``values``: the user's, system and tool messages): values
+are first mapped onto their parameter's vocabulary (a time zone, an enum member, a date
+format), optional arguments whose values are not found are dropped (the function's default
+applies), and when a *required* value is not found, or the arguments are cut off (no JSON
+object: a runaway at the length limit), the call is not made. The decision is made once more
+without that tool; when no call stands, the model is asked once more, tools off, told which
+values are missing, for a short answer (it says what it needs, or asks the user).
 
 A model that reads its reply as it writes it stops the call at the first such value
 (``WhileDecoding.refuse``), so the rest of the invention is never written.
@@ -23,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from ..language import Language, user_language
+from ..language import user_language
 from ..layer import CallModel, Layer
 from ..messages import Message
 from ..models.base import ModelRequest, WhileDecoding
@@ -31,15 +30,7 @@ from ..state import Reply, RunState
 from .notes import ungrounded_note
 from .values import Grounds, ground_calls
 
-__all__ = ["EXAMPLE", "Grounding"]
-
-EXAMPLE: dict[Language, str] = {
-    "en": (
-        '"{value}" is only the example in the description of {tool}, not what the user asked for. '
-        "Call {tool} with the values of what the user asked about."
-    ),
-    "zh": "“{value}”只是 {tool} 说明中的示例，不是用户问的内容。请用用户所问对象的值调用 {tool}。",
-}
+__all__ = ["Grounding"]
 
 
 class Grounding(Layer):
@@ -61,11 +52,7 @@ class Grounding(Layer):
         missing |= _cut_off(message)
         if not missing:
             return replace(reply, response=replace(reply.response, message=message))
-        if (example := _example_of(message, missing, request.tools)) is not None:
-            again = await self._again(request, call, example, evidence)
-            if again is not None:
-                return again
-        elif (other := await self._others(request, call, missing, evidence)) is not None:
+        if (other := await self._others(request, call, missing, evidence)) is not None:
             return other
         note: Message = {
             "role": "system",
@@ -91,42 +78,6 @@ class Grounding(Layer):
         if not message.get("tool_calls") or still or _cut_off(message):
             return None
         return replace(reply, response=replace(reply.response, message=message))
-
-    async def _again(
-        self, request: ModelRequest, call: CallModel, example: tuple[str, str], evidence: list[Message]
-    ) -> Reply | None:
-        """The call to a tool asked for once more, after it copied its description's example (not
-        to be written again); ``None`` when that call does not stand on the conversation either."""
-        tool, value = example
-        note: Message = {
-            "role": "system",
-            "content": EXAMPLE[user_language(request.messages)].format(tool=tool, value=value),
-        }
-        forced = {"type": "function", "function": {"name": tool}}
-        again = replace(request, messages=[*request.messages, note], tool_choice=forced)
-        refuse = _Refusal(request.tools, evidence, self.resolve)
-        reply = await call(again.asking(WhileDecoding(refuse=refuse, avoid=(value,))))
-        message, missing = ground_calls(reply.response.message, request.tools, evidence, resolve=self.resolve)
-        if not message.get("tool_calls") or missing:
-            return None
-        return replace(reply, response=replace(reply.response, message=message))
-
-
-def _example_of(
-    message: Message, missing: dict[str, list[str]], tools: Sequence[Mapping[str, Any]]
-) -> tuple[str, str] | None:
-    """The tool whose refused value is written in its own description (its example), and the value."""
-    described = {
-        t["function"]["name"]: str(t["function"].get("description") or "") for t in tools if "function" in t
-    }
-    for called in message.get("tool_calls") or []:
-        fn = called.get("function") or {}
-        tool, arguments = str(fn.get("name")), _loads(fn.get("arguments"))
-        for name in missing.get(tool, []):
-            value = arguments.get(name)
-            if isinstance(value, str) and len(value) >= 3 and value in described.get(tool, ""):
-                return tool, value
-    return None
 
 
 def _cut_off(message: Message) -> dict[str, list[str]]:
