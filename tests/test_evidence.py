@@ -409,8 +409,6 @@ def test_a_number_worked_out_from_the_results_is_supported_and_an_invented_one_i
     assert check("It will hold 680.20 CHF.", paid) is None  # a result less the user's number
     grades = {"grades": [{"course": "maths", "score": 91}, {"course": "chemistry", "score": 88}]}
     assert check("The total is 179.", _answered("What is S-1's total?", grades)) is None  # a column's sum
-    term = {"student": "S-1", "grades": {"maths": 88, "history": 74, "chemistry": 91}}
-    assert check("总分是 253。", _answered("S-1 的总分是多少？", term)) is None  # an object's numbers summed
     book = {"title": "Moby-Dick", "copies_total": 3, "copies_available": 2}
     pages = _answered("How many pages does Moby-Dick have?", book)
     assert isinstance(check("Moby-Dick has 320 pages.", pages), Replacement)
@@ -418,43 +416,3 @@ def test_a_number_worked_out_from_the_results_is_supported_and_an_invented_one_i
     assert (
         check("There is 1 copy on the shelf.", _answered("How many copies are on the shelf?", shelf)) is None
     )
-
-
-def _called(request: str, *calls: tuple[dict[str, object], object]) -> list[dict[str, object]]:
-    messages: list[dict[str, object]] = [{"role": "user", "content": request}]
-    for i, (arguments, result) in enumerate(calls):
-        call = {
-            "id": f"c{i}",
-            "type": "function",
-            "function": {"name": "lookup", "arguments": json.dumps(arguments)},
-        }
-        messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
-        messages.append(
-            {"role": "tool", "tool_call_id": f"c{i}", "name": "lookup", "content": json.dumps(result)}
-        )
-    return messages
-
-
-def test_an_answer_given_before_a_value_the_request_names_was_looked_up_is_sent_back_once() -> None:
-    check = EvidenceCheck(resend_unused=False)
-    both = "What is the total balance of accounts CH-8812 and CH-3301?"
-    half = _called(both, ({"account": "CH-8812"}, {"balance": 980.2}))
-    assert check("CH-8812 holds 980.2.", half) == (
-        "The user's request also names CH-3301, which no call has looked up. Call lookup for each of them, then answer."
-    )
-    whole = _called(
-        both, ({"account": "CH-8812"}, {"balance": 980.2}), ({"account": "CH-3301"}, {"balance": 4210.55})
-    )
-    assert check("Together they hold 5190.75.", whole) is None  # a total uses both results
-    names = _called("分机号：Zhang Wei 和 Kenji Sato？", ({"name": "Zhang Wei"}, {"extension": 5106}))
-    assert check("Zhang Wei 的分机号是 5106。", names) == (
-        "用户的请求还提到了 Kenji Sato，还没有调用工具查询。请对每一项调用 lookup，然后再回答。"
-    )
-    spec = {
-        "name": "lookup",
-        "parameters": {"properties": {"team": {"type": "string", "enum": ["sales", "legal"]}}},
-    }
-    teams = _called("How many work in sales and legal?", ({"team": "sales"}, {"members": ["A B", "C D"]}))
-    assert isinstance(check.check("Sales has 2.", teams, [{"type": "function", "function": spec}]), str)
-    again = [*half, {"role": "assistant", "content": "CH-8812 holds 980.2."}]
-    assert check("CH-8812 holds 980.2.", again) is None  # sent back once: the second answer stands

@@ -4,7 +4,7 @@ check: "how many people work in sales and legal together" is answered by adding 
 
 ``derived`` gives, from the tool results since the user last spoke and the numbers of the
 user's last message: the number of items of each list, the sum and the mean of each list's
-numbers (of one key, for a list of objects) and of each object's numbers, and the sum, difference, product, quotient and
+numbers (of one key, for a list of objects), and the sum, difference, product, quotient and
 mean of any two of those numbers or counts (the first 24; a text gives its number when it holds
 just one: "980.20 CHF", not a date or a time).
 """
@@ -47,11 +47,9 @@ def derived(messages: Sequence[Mapping[str, Any]]) -> list[float]:
 def _walk(data: Any, operands: list[float], found: list[float]) -> None:
     """Collect ``data``'s numbers into ``operands``, and its lists' counts, sums and means into ``found``."""
     if isinstance(data, dict):
-        items = {key: item for key, item in data.items() if key != "trace_id"}
-        if len(numbers := [float(v) for v in items.values() if _is_number(v)]) >= 2:
-            found += [sum(numbers), sum(numbers) / len(numbers)]  # "grades": {"maths": 88, ...}
-        for item in items.values():
-            _walk(item, operands, found)
+        for key, item in data.items():
+            if key != "trace_id":
+                _walk(item, operands, found)
     elif isinstance(data, list):
         found.append(float(len(data)))
         operands.append(float(len(data)))  # two lists' counts add up

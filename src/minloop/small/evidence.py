@@ -35,12 +35,10 @@ from ..layer import CallModel, Layer
 from ..models.base import ModelRequest, WhileDecoding
 from ..models.runaway import sentences
 from ..state import Prompt, Reply, RunState
-from .asked import unasked
 from .declined import declines
-from .derived import derived
-from .drawn import LIST_MARKER, among, draws_on_tools, rounded_among, tool_values
+from .drawn import LIST_MARKER, among, draws_on_tools, tool_values
 from .facts import leaves, typed, unsupported
-from .notes import ALSO, BETWEEN, LEFT_OUT, NOTES, SEPARATOR, UNUSED, plain_statement, plainly
+from .notes import BETWEEN, LEFT_OUT, NOTES, SEPARATOR, UNUSED, plain_statement, plainly
 from .results import left_out, unserved
 from .values import Evidence
 
@@ -83,30 +81,20 @@ class EvidenceCheck(Layer):
         if unused and _across_scripts(answer, tool_values(messages) or ""):
             unused = False  # "订单已送达" from "delivered": the words cannot be compared
         if not facts and not unused:
-            return self._left_out(answer, messages, first_try, menu)
+            return self._left_out(answer, messages, first_try)
         if not first_try or not (drawn or self.resend_unused):
             return Replacement(plain_statement(messages, language, menu))
         if unused:
             return UNUSED[note]
         return NOTES[note].format(facts=SEPARATOR[note].join(facts[:5]))
 
-    def _left_out(
-        self,
-        answer: str,
-        messages: Sequence[Mapping[str, Any]],
-        first_try: bool,
-        menu: Sequence[Mapping[str, Any]],
-    ) -> str | None:
-        """The note sending back, once, an answer given before a value the request names was
-        looked up (``asked.unasked``), or that uses nothing of one of several results of a tool
-        (``results.left_out``)."""
-        note = self.note_language or user_language(messages)
-        if first_try and (also := unasked(messages, menu)):
-            tool, named = next(iter(also.items()))
-            return ALSO[note].format(values=SEPARATOR[note].join(named), tool=tool)
-        missing = left_out(answer, messages) if first_try and not _works_out(answer, messages) else []
+    def _left_out(self, answer: str, messages: Sequence[Mapping[str, Any]], first_try: bool) -> str | None:
+        """The note sending back, once, an answer that uses nothing of one of several results of
+        a tool (``results.left_out``)."""
+        missing = left_out(answer, messages) if first_try else []
         if not missing:
             return None
+        note = self.note_language or user_language(messages)
         what = SEPARATOR[note].join(", ".join(map(str, o.arguments.values())) for o in missing)
         values = BETWEEN[note].join(plainly(o.result) for o in missing)
         return LEFT_OUT[note].format(tool=missing[0].tool, what=what, values=values)
@@ -160,12 +148,6 @@ def restates_user(answer: str, messages: Sequence[Mapping[str, Any]]) -> bool:
         for text, n in zip(values, numbers)
     )
     return bool(values) and all(found)
-
-
-def _works_out(answer: str, messages: Sequence[Mapping[str, Any]]) -> bool:
-    """Whether ``answer`` states a number worked out from the results (a total of them), not given."""
-    given, worked = numbers_in(tool_values(messages) or ""), derived(messages)
-    return any(rounded_among(v, worked) and not rounded_among(v, given) for v in map(abs, numbers_in(answer)))
 
 
 def _across_scripts(answer: str, results: str) -> bool:

@@ -12,7 +12,6 @@ from ..language import Language
 from .results import reason
 
 __all__ = [
-    "ALSO",
     "BETWEEN",
     "DECLINES",
     "LEFT_OUT",
@@ -55,10 +54,6 @@ LEFT_OUT: dict[Language, str] = {
         "call above, for each thing the user asked about."
     ),
     "zh": "你的回答漏掉了 {tool} 对 {what} 返回的结果：{values}。请根据上面每一次调用的结果重新回答，用户问到的每一项都要回答。",
-}
-ALSO: dict[Language, str] = {
-    "en": "The user's request also names {values}, which no call has looked up. Call {tool} for each of them, then answer.",
-    "zh": "用户的请求还提到了 {values}，还没有调用工具查询。请对每一项调用 {tool}，然后再回答。",
 }
 DECLINES: dict[Language, str] = {
     "en": "I can't answer that reliably: the tools I have did not provide the information it needs.",
