@@ -5,6 +5,7 @@ limit but the context). Prints its address once it answers, then serves until it
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 import urllib.request
@@ -24,8 +25,9 @@ def main(path: str, port: int, temperature: float | None = None, max_tokens: int
     params.use_jinja = True  # the model's own chat template, tools included
     params.hostnames = ["127.0.0.1"]
     params.port = port
-    params.cpuparams.n_threads = 2
-    params.cpuparams_batch.n_threads = 2
+    threads = int(os.environ.get("LLAMA_THREADS", "2"))  # 1 beside other work on two cores
+    params.cpuparams.n_threads = threads
+    params.cpuparams_batch.n_threads = threads
     params.verbosity = -1
     server = xllamacpp.Server(params)
     address = f"http://127.0.0.1:{port}"
