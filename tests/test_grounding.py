@@ -136,9 +136,9 @@ def test_a_padded_list_keeps_the_items_the_conversation_gives() -> None:
     }
 
 
-def test_words_match_by_prefix_or_shared_stem() -> None:
+def test_words_match_by_prefix_shared_stem_or_abbreviation() -> None:
     seen = Evidence("How many Python files and markdown notes mention restaurants in New York?")
-    assert all(seen.has(v) for v in ("*.py", "restaurant", "New York City", "Python 3 files"))
+    assert all(seen.has(v) for v in ("*.py", "*.md", "restaurant", "NY", "New York City", "Python 3 files"))
     assert not seen.has("London") and not seen.has("the text of the review")  # stop words do not count
     assert seen.has(["python", "markdown"]) and not seen.has(["python", "java"])
     assert seen.has({"city": "New York"}) and seen.has("") and seen.has([])

@@ -36,7 +36,8 @@ What counts as found, deliberately lenient so that real calls pass:
   and at least half of the value's content words appear in the text, a word matching when
   one is a prefix of the other ("py" in "python", "restaurant" in "restaurants"), when they
   share their first five letters, when a plural's stem begins the other ("carbs" for
-  "carbohydrates"), or written with dots ("usa" for "U.S.A.");
+  "carbohydrates"), or as an abbreviation ("md" for "markdown", "ny" for "New
+  York", "usa" for "U.S.");
 * booleans, ``null``, enum members and empty values: always (the schema, not the text, is
   their source); lists and objects: when every item is. A list some of whose items are found
   keeps only those (``trim``): a small model pads a list with every option it can think of.
@@ -91,7 +92,7 @@ _STOP = frozenset(  # words that say nothing of a value
 class Evidence:
     """The words and numbers a conversation gives a call to draw on (never the assistant's own)."""
 
-    __slots__ = ("derived", "numbers", "spoken", "stems", "text", "words", "zones")
+    __slots__ = ("derived", "initials", "numbers", "spoken", "stems", "text", "words", "zones")
 
     def __init__(self, text: str, language: Language | None = None) -> None:
         lowered = text.lower()
@@ -106,6 +107,11 @@ class Evidence:
             self.numbers += numbers_in(_LIST_COMMA.sub(", ", text))
         self.zones = frozenset(zones_in(text))
         self.derived: list[float] = []  # what an answer may work out from them (``Evidence.of``)
+        self.initials = frozenset(
+            "".join(w[0] for w in sequence[i : i + n])
+            for n in (2, 3, 4)
+            for i in range(len(sequence) - n + 1)
+        )
 
     @classmethod
     def of(cls, messages: Sequence[Mapping[str, Any]]) -> Evidence:
@@ -183,7 +189,9 @@ class Evidence:
                 return True
             if len(w) >= 5 and w.endswith("s") and token.startswith(w[:-1]):
                 return True  # "carbs" for "carbohydrates"
-        return False
+            if 2 <= len(token) <= 4 and w[:1] == token[:1] and _subsequence(_squeezed(token), w):
+                return True  # an abbreviation: "md" for "markdown", "js" for "javascript", "aapl" for "apple"
+        return 2 <= len(token) <= 4 and token in self.initials  # "ny" for "new york"
 
 
 def ungrounded(arguments: Mapping[str, Any], parameters: Mapping[str, Any], evidence: Evidence) -> list[str]:
@@ -242,6 +250,16 @@ def _free(schema: Any) -> bool:
     if not isinstance(schema, Mapping):
         return False
     return "enum" in schema or "const" in schema or schema.get("type") == "boolean"
+
+
+def _squeezed(token: str) -> str:
+    """``token`` with each run of one letter written once: "aapl" is "apl"."""
+    return "".join(ch for i, ch in enumerate(token) if i == 0 or ch != token[i - 1])
+
+
+def _subsequence(short: str, word: str) -> bool:
+    letters = iter(word)
+    return all(ch in letters for ch in short)
 
 
 def _close(a: float, b: float) -> bool:
