@@ -28,6 +28,7 @@ from ..guard import ensure_not_in_tool
 from ..messages import Message
 from .base import ModelRequest, ModelResponse, Usage
 from .runaway import whole_reply
+from .send import Sender
 from .unparsed import recovered, unparsed_text
 from .written import calls_as_text
 
@@ -115,7 +116,7 @@ class OpenAIModel:
         self.max_backoff = max_backoff
         self.extra_body = dict(extra_body or {})
         self._transport = transport
-        self._client: httpx.AsyncClient | None = None
+        self._sender: Sender | None = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
 
     def __repr__(self) -> str:  # never shows the key
@@ -131,11 +132,11 @@ class OpenAIModel:
     async def call(self, request: ModelRequest) -> ModelResponse:
         ensure_not_in_tool(self.name)
         payload = self.payload(request)
-        body, client, unparsed = _encoded(payload), self._client_for_loop(), False
+        body, sender, unparsed = _encoded(payload), self._sender_for_loop(), False
         for attempt in range(self.max_retries + 1):
             last = attempt == self.max_retries
             try:
-                resp = await client.post(self.url, content=body)
+                resp = await sender.post(body)
             except httpx.TransportError as exc:
                 if last:
                     raise ModelError(f"cannot reach {self.url}: {type(exc).__name__}: {exc}") from exc
@@ -183,12 +184,12 @@ class OpenAIModel:
 
         ensure_not_in_tool(self.name)
         payload = stream_body(self.payload(request))
-        body, client, unparsed = _encoded(payload), self._client_for_loop(), False
+        body, sender, unparsed = _encoded(payload), self._sender_for_loop(), False
         for attempt in range(self.max_retries + 1):
             last = attempt == self.max_retries
             chat = ChatStream(self.url, _cap(payload))
             try:
-                async with client.stream("POST", self.url, content=body) as resp:
+                async with sender.stream(body) as resp:
                     if resp.status_code < 400 and "json" in resp.headers.get("content-type", ""):
                         yield whole_reply(parse_completion(await resp.aread(), self.url), _cap(payload))
                         return  # a server that does not stream
@@ -239,22 +240,22 @@ class OpenAIModel:
             return min(hinted, self.max_backoff)
         return min(self.backoff * 2**attempt, self.max_backoff) * random.uniform(0.5, 1.0)
 
-    def _client_for_loop(self) -> httpx.AsyncClient:
+    def _sender_for_loop(self) -> Sender:
         loop = asyncio.get_running_loop()  # a pooled client belongs to one event loop
-        if self._client is None or self._client_loop is not loop:
-            self._client = httpx.AsyncClient(
+        if self._sender is None or self._client_loop is not loop:
+            client = httpx.AsyncClient(
                 headers={"Content-Type": "application/json", **self._headers},
                 timeout=self.timeout,
                 transport=self._transport,
                 limits=httpx.Limits(max_connections=None, max_keepalive_connections=100),
             )
-            self._client_loop = loop
-        return self._client
+            self._sender, self._client_loop = Sender(client, self.url), loop
+        return self._sender
 
     async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()
-            self._client = None
+        if self._sender is not None:
+            await self._sender.client.aclose()
+            self._sender = None
 
 
 def request_body(
