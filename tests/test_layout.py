@@ -20,7 +20,7 @@ CORE = {
 ROOMS = (
     "layers", "standard", "cli", "trace", "batch", "evals", "builtins", "testing", "factory", "doctor", "mcp",
     "models.local", "models.openai", "models.sse", "models.scripted", "models.written", "models.runaway",
-    "models.unparsed", "language", "runs", "serve", "small",
+    "models.unparsed", "models.send", "language", "runs", "serve", "small",
 )  # fmt: skip
 STEPS = ("loop", "driver", "state")  # the four steps themselves
 FEATURE_WORDS = (
