@@ -71,3 +71,22 @@ def test_a_refused_connection_names_the_url_and_keeps_the_request() -> None:
     cause = info.value.__cause__
     assert isinstance(cause, httpx.ConnectError)
     assert str(cause.request.url) == f"{url}/chat/completions"
+
+
+def test_without_the_pool_the_client_sends_as_usual() -> None:
+    """An httpx without the private ``_transport_for_url``: ``client.post`` and ``client.stream``."""
+    from minloop.models.send import Sender
+
+    async def both(url: str) -> tuple[bytes, list[str]]:
+        async with httpx.AsyncClient(headers={"Content-Type": "application/json"}) as client:
+            sender = Sender(client, url)
+            sender.transport = None
+            whole = await sender.post(b'{"model": "m", "messages": []}')
+            async with sender.stream(b'{"model": "m", "messages": [], "stream": true}') as response:
+                lines = [line async for line in response.aiter_lines() if line]
+            return whole.content, lines
+
+    with ChatServer([reply("whole"), reply("streamed")]) as server:
+        whole, lines = asyncio.run(both(f"{server.base_url}/chat/completions"))
+    assert json.loads(whole)["choices"][0]["message"]["content"] == "whole"
+    assert lines[-1] == "data: [DONE]" and len(server.requests) == 2
