@@ -4,7 +4,6 @@
 
     menu         ToolMenu      a large menu narrowed to the tools that share words with the request
     language     UserLanguage  the answer in the user's language
-    siblings     Siblings      a call for one of several values the request names is asked for each
     grounding    Grounding     a call resting on a required value nobody said is not made
     repeat       Repeats       a call answered since the user spoke is not made again: tools off
     evidence     EvidenceCheck an answer stating facts no one gave is sent back, then replaced
@@ -29,14 +28,12 @@ from .grounding import Grounding
 from .language import UserLanguage
 from .menu import ToolMenu
 from .repeats import Repeats
-from .siblings import Siblings
 
 __all__ = [
     "LAYERS",
     "EvidenceCheck",
     "Grounding",
     "Repeats",
-    "Siblings",
     "ToolMenu",
     "UserLanguage",
     "small_model_layers",
@@ -45,7 +42,6 @@ __all__ = [
 LAYERS: dict[str, Callable[[], Layer]] = {
     "menu": ToolMenu,
     "language": UserLanguage,
-    "siblings": Siblings,
     "grounding": Grounding,
     "repeat": Repeats,
     "evidence": lambda: EvidenceCheck(resend_unused=False),  # an answer that used no result: replaced

@@ -11,12 +11,13 @@ just one: "980.20 CHF", not a date or a time).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from itertools import combinations
 from typing import Any
 
 from ..language import numbers_in
+from .notes import last_said
+from .results import outcomes
 
 __all__ = ["derived"]
 
@@ -27,16 +28,9 @@ def derived(messages: Sequence[Mapping[str, Any]]) -> list[float]:
     """The numbers worked out from the last results and the user's last message (see the module)."""
     operands: list[float] = []
     found: list[float] = []
-    for message in reversed(messages):
-        if message.get("role") == "user":
-            operands += numbers_in(str(message.get("content")))
-            break
-        if message.get("role") == "tool":
-            try:
-                data = json.loads(str(message.get("content")))
-            except ValueError:
-                data = str(message.get("content"))
-            _walk(data, operands, found)
+    for done in reversed(outcomes(messages)):
+        _walk(done.result, operands, found)
+    operands += numbers_in(last_said(messages))
     operands = list(dict.fromkeys(operands))[:OPERANDS]
     for a, b in combinations(operands, 2):
         found += [a + b, abs(a - b), a * b, (a + b) / 2]

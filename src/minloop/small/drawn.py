@@ -4,7 +4,6 @@ for the evidence check's rule that an answer after tools ran must use them."""
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 from itertools import pairwise
@@ -12,6 +11,7 @@ from typing import Any
 
 from ..language import numbers_in
 from .derived import derived
+from .results import outcomes
 
 __all__ = ["LIST_MARKER", "among", "draws_on_tools", "rounded_among", "tool_values"]
 
@@ -42,15 +42,7 @@ def draws_on_tools(answer: str, messages: Sequence[Mapping[str, Any]]) -> bool |
 
 def tool_values(messages: Sequence[Mapping[str, Any]]) -> str | None:
     """The values (not the keys) of the tool results since the user last spoke; ``None`` when none."""
-    found: list[str] = []
-    for message in reversed(messages):
-        if message.get("role") == "user":
-            break
-        if message.get("role") == "tool":
-            try:
-                found.extend(_values(json.loads(str(message.get("content")))))
-            except ValueError:
-                found.append(str(message.get("content")))
+    found = [value for done in outcomes(messages) for value in _values(done.result)]
     return "\n".join(found) if found else None
 
 

@@ -3,23 +3,20 @@
 ``EvidenceCheck`` reads the facts an answer states (numbers, quantities, dates and times, in
 digits or Chinese numerals, multi-word names such as "Joe Biden", addresses; see ``.facts``)
 and looks for each in the user's and the tools' messages. An answer whose facts are all found
-passes. Otherwise the check sends it back with a note naming what is unsupported, in the user's
-language; if the next answer is still
-unsupported, the run ends with a plain statement that it cannot answer reliably, quoting what
-the tools returned (``notes.plain_statement``), never with the invented facts.
+passes; otherwise it is sent back with a note naming what is unsupported, in the user's
+language, and if the next answer is still unsupported the run ends with a plain statement that
+it cannot answer reliably, quoting what the tools returned (``notes.plain_statement``).
 
-An answer given after tools ran must also use them: when it states nothing that only a tool
-result gave (a number, a word or a weekday no user message has) and neither says it cannot
-answer nor asks something back, it is sent back the same way, unless it gives back what the
-user stated (``restates_user``). An answer given without any tool is held to its facts only,
-so chit-chat passes. When every call since the user spoke failed or found nothing, an answer
-that does not say so is replaced at once; when a tool was called for several things, an answer
-that uses nothing of one result is sent back once.
+An answer given after tools ran must also use them: when it states nothing only a tool result
+gave and neither declines nor asks back, it is sent back the same way, unless it gives back what
+the user stated (``restates_user``); an answer given without any tool is held to its facts
+only, so chit-chat passes. When every call since the user spoke failed or found nothing, an
+answer that does not say so is replaced at once; when a tool was called for several things,
+an answer that uses nothing of one result is sent back once.
 
-It is both an answer check (``Controls(answer_check=EvidenceCheck())``) and a layer: in a
-loop's layers it holds every answer to the evidence, and asks a model that reads its answer as
-it writes it to stop at the end of the first unsupported sentence (``WhileDecoding.stop``): the
-answer is not accepted, and the rest would only be written again.
+It is both an answer check (``Controls(answer_check=EvidenceCheck())``) and a layer, which also
+asks a model that reads its answer as it writes it to stop at the end of the first unsupported
+sentence (``WhileDecoding.stop``).
 """
 
 from __future__ import annotations
@@ -39,7 +36,7 @@ from .declined import declines
 from .drawn import LIST_MARKER, among, draws_on_tools, tool_values
 from .facts import leaves, typed, unsupported
 from .notes import BETWEEN, LEFT_OUT, NOTES, SEPARATOR, UNUSED, plain_statement, plainly
-from .results import left_out, unserved
+from .results import left_out, since_user, unserved
 from .values import Evidence
 
 __all__ = ["AnswerWatch", "EvidenceCheck", "declines", "restates_user", "unsupported"]
@@ -158,9 +155,4 @@ def _across_scripts(answer: str, results: str) -> bool:
 
 def _rejected(messages: Sequence[Mapping[str, Any]]) -> int:
     """How many replies without calls came since the user last spoke: none was accepted."""
-    count = 0
-    for message in reversed(messages):
-        if message.get("role") == "user":
-            break
-        count += message.get("role") == "assistant" and not message.get("tool_calls")
-    return count
+    return sum(m.get("role") == "assistant" and not m.get("tool_calls") for m in since_user(messages))

@@ -3,13 +3,12 @@ to the model, and the plain statement a run ends with when its answer stays unsu
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..language import Language
-from .results import reason
+from .results import outcomes, reason
 
 __all__ = [
     "BETWEEN",
@@ -130,53 +129,25 @@ def plain_statement(
 
 def _results(messages: Sequence[Mapping[str, Any]], language: Language) -> list[str]:
     """What each tool run since the user last spoke did, oldest first, in plain words."""
-    calls = {
-        call.get("id"): call.get("function") or {}
-        for message in messages
-        for call in message.get("tool_calls") or []
-        if isinstance(call, dict)
-    }
-    found = []
-    for message in reversed(messages):
-        if message.get("role") == "user":
-            break
-        if message.get("role") in ("tool", "function"):
-            fn = calls.get(message.get("tool_call_id")) or {}
-            name = message.get("name") or fn.get("name") or "tool"
-            found.append(_said(str(name), message.get("content"), fn.get("arguments"), language))
-    return found[::-1]
-
-
-def _said(tool: str, content: Any, arguments: Any, language: Language) -> str:
-    words = SAID[language]
-    data = _loads(content)
-    if isinstance(data, dict) and isinstance(data.get("code"), str) and "error" in data:
-        if data["code"] == "ERR_TOOL_TIMEOUT":
-            return words["late"].format(tool=tool)
-        return words["failed"].format(tool=tool, reason=_cut(reason(str(data["error"]))))
-    if isinstance(data, dict):
-        data = {k: v for k, v in data.items() if k != "trace_id"}
-        data = data["result"] if list(data) == ["result"] else data
-    if _empty(data):
-        values = _plain(_loads(arguments) or {})
-        asked = words["asked"].format(values=values) if values else ""
-        return words["nothing"].format(tool=tool, asked=asked)
-    return words["unasked"].format(tool=tool, values=_cut(_plain(data)))
+    words, said = SAID[language], []
+    for done in outcomes(messages):
+        if done.kind == "failed" and done.result["code"] == "ERR_TOOL_TIMEOUT":
+            said.append(words["late"].format(tool=done.tool))
+        elif done.kind == "failed":
+            said.append(
+                words["failed"].format(tool=done.tool, reason=_cut(reason(str(done.result["error"]))))
+            )
+        elif done.kind == "empty":
+            asked = words["asked"].format(values=_plain(done.arguments)) if done.arguments else ""
+            said.append(words["nothing"].format(tool=done.tool, asked=asked))
+        else:
+            said.append(words["unasked"].format(tool=done.tool, values=_cut(_plain(done.result))))
+    return said
 
 
 def plainly(data: Any) -> str:
     """A tool's result in words, cut to ``QUOTED_CHARS``: "temperature 18, condition sunny"."""
     return _cut(_plain(data))
-
-
-def _empty(data: Any) -> bool:
-    """A result that found nothing: ``found`` false, or every list in it empty."""
-    if isinstance(data, dict):
-        if data.get("found") is False:
-            return True
-        lists = [v for v in data.values() if isinstance(v, list)]
-        return bool(lists) and not any(lists)
-    return data == [] or data is None
 
 
 def _plain(data: Any) -> str:
@@ -199,13 +170,6 @@ def _abilities(menu: Sequence[Mapping[str, Any]], language: Language) -> str:
         first = first.rstrip(".:;")
         done.append(first[:1].lower() + first[1:] if first[:2] != first[:2].upper() else first)
     return "; ".join(done)
-
-
-def _loads(content: Any) -> Any:
-    try:
-        return json.loads(str(content))
-    except ValueError:
-        return None if content is None else str(content)
 
 
 def _cut(text: str) -> str:

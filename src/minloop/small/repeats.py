@@ -19,6 +19,7 @@ from typing import Any
 from ..layer import CallModel, Layer
 from ..models.base import ModelRequest
 from ..state import Reply, RunState
+from .results import since_user
 
 __all__ = ["Repeats", "repeated"]
 
@@ -37,8 +38,7 @@ def repeated(message: Mapping[str, Any], messages: Sequence[Mapping[str, Any]]) 
     """Whether every call of ``message`` is a call ``messages`` holds with its result since the
     user last spoke."""
     calls = message.get("tool_calls") or []
-    users = [i for i, m in enumerate(messages) if m.get("role") == "user"]
-    messages = messages[users[-1] :] if users else messages
+    messages = since_user(messages)
     answered = {m.get("tool_call_id") for m in messages if m.get("role") in ("tool", "function")}
     made = {
         _key(c)

@@ -1,6 +1,6 @@
 """What the tool results since the user last spoke say, call by call, for the evidence check.
 
-Two rules of ``EvidenceCheck`` read them:
+Two rules of ``EvidenceCheck`` read them, and its plain statement of what the tools did:
 
 * ``unserved``: every call failed (the loop's error envelope: the service is down, the city is
   unknown) or found nothing (``"found": false``, or every list in the result empty). Then nothing
@@ -11,9 +11,6 @@ Two rules of ``EvidenceCheck`` read them:
   phone numbers of two people) and the answer uses nothing of one of its results: no number,
   word or code that result has and the user's message and the other results do not. The 0.5B
   model, given both phone numbers, told only the first.
-* ``uncomputed``: the last call computed a number from an expression (a calculator: its only
-  argument is ``expression``) and the answer does not state it. Given the price, the rate and
-  their product, the 0.5B model answered "微软的股价换算成欧元是415.1欧元", the price itself.
 """
 
 from __future__ import annotations
@@ -34,6 +31,7 @@ __all__ = [
     "outcomes",
     "reason",
     "served",
+    "since_user",
     "text_of",
     "unserved",
 ]
@@ -61,9 +59,7 @@ def outcomes(messages: Sequence[Mapping[str, Any]]) -> list[Outcome]:
         if isinstance(call, dict)
     }
     found: list[Outcome] = []
-    for message in reversed(messages):
-        if message.get("role") == "user":
-            break
+    for message in since_user(messages):
         if message.get("role") not in ("tool", "function"):
             continue
         fn = calls.get(message.get("tool_call_id")) or {}
@@ -71,9 +67,16 @@ def outcomes(messages: Sequence[Mapping[str, Any]]) -> list[Outcome]:
         result = _loads(message.get("content"))
         if isinstance(result, dict):
             result = {k: v for k, v in result.items() if k != "trace_id"}
+            result = result["result"] if list(result) == ["result"] else result  # a tool's plain value
         name = str(message.get("name") or fn.get("name") or "tool")
         found.append(Outcome(name, arguments if isinstance(arguments, dict) else {}, result, kind_of(result)))
-    return found[::-1]
+    return found
+
+
+def since_user(messages: Sequence[Mapping[str, Any]]) -> Sequence[Mapping[str, Any]]:
+    """The messages from the user's last one on (all of them when the user said nothing)."""
+    users = [i for i, m in enumerate(messages) if m.get("role") == "user"]
+    return messages[users[-1] :] if users else messages
 
 
 def served(messages: Sequence[Mapping[str, Any]]) -> list[Outcome]:

@@ -1,8 +1,5 @@
-"""Times as answers write them, and the clock readings tools give, for the evidence check.
-
-``TIME`` finds a written time (05:02, 5:02:23, 3 pm, 下午3点04分, 三点零四分; never a UTC offset
-such as +09:00). ``readings`` lists the clock readings of a text as "HH:MM".
-"""
+"""Times as answers write them, for the evidence check: ``TIME`` finds a written time (05:02,
+5:02:23, 3 pm, 下午3点04分, 三点零四分; never a UTC offset such as +09:00)."""
 
 from __future__ import annotations
 
@@ -10,7 +7,7 @@ import re
 
 from ..language import chinese_number
 
-__all__ = ["TIME", "hour_in", "readings", "said", "stated", "time_of"]
+__all__ = ["TIME", "hour_in", "said", "stated", "time_of"]
 
 _CN_NUMERAL = "[零〇一二两三四五六七八九十]"
 TIME = re.compile(
@@ -26,12 +23,6 @@ _AFTERNOON = ("p", "下午", "傍晚", "晚上", "中午")
 def stated(text: str) -> list[re.Match[str]]:
     """The times a text states: every ``TIME`` but 一点, as often "a little" as one o'clock."""
     return [m for m in TIME.finditer(text) if m.group() not in ("一点", "一點")]
-
-
-def readings(text: str) -> list[str]:
-    """The clock readings in a text, as "HH:MM", without repeats."""
-    found = (time_of(m) for m in TIME.finditer(text))
-    return list(dict.fromkeys(f"{h:02d}:{m:02d}" for h, m in found if h is not None and m is not None))
 
 
 def time_of(match: re.Match[str]) -> tuple[int | None, int | None]:

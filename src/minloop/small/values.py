@@ -2,45 +2,35 @@
 grounding layer, ``minloop.small.grounding``.)
 
 A small model asked to decide between a tool and an answer almost always picks a tool, and
-fills the arguments it was not given with plausible inventions: a BMI for "how many calories
-in an apple", a date for "when was the Declaration signed". The invention is visible: the
-values appear nowhere in what the user (or a tool) said. ``Evidence`` holds the words and
-numbers of a conversation's user, system and tool messages; ``ungrounded`` names the required
-arguments of a call whose values are not among them; ``prune`` drops optional arguments that
-are not, so the function's own default applies.
-
-Before that, ``resolve_values`` maps values onto a parameter's known vocabulary: a time zone
-parameter gets the IANA zone of the place the user named (the model's "Asia/Shanghai" for
-"现在东京几点了？" becomes "Asia/Tokyo"), an enum member written in another case or cut short
-becomes the member itself, and a date is written in the format the parameter's description
-names ("2022-08-16" becomes "08-16-2022" for "the date, in the format mm-dd-yyyy").
+fills the arguments it was not given with plausible inventions (a date for "when was the
+Declaration signed"), values that appear nowhere in what the user or a tool said.
+``Evidence`` holds the words and numbers of a conversation's user, system and tool messages;
+``ungrounded`` names the required arguments of a call whose values are not among them;
+``prune`` drops optional arguments that are not, so the function's own default applies. Before
+that, ``resolve_values`` maps values onto a parameter's vocabulary: a time zone parameter gets
+the IANA zone of the place the user named ("Asia/Shanghai" for "现在东京几点了？" becomes
+"Asia/Tokyo"), an enum member in another case or cut short becomes the member, and a date is
+written in the format the description names ("2022-08-16" becomes "08-16-2022" for "mm-dd-yyyy").
 
 What counts as found, deliberately lenient so that real calls pass:
 
-* numbers: the same number written in the text (``1e-9`` too), with thousands separators, a scale word
-  ("100 million"), a number word ("five"), in Chinese numerals or units (一千二百三十四, 1.2万) or
-  as a percentage (5% or 百分之五 for 0.05); an item of a list written without spaces
-  ("[200,300,400]"); a number a word of time implies (7 for "next week", 4 for "quarterly");
-  a negative number whose digits are found ("2x - 4", "112.07 W"); 0 and 1 like any other
-  number, written ("one", "once", "first") or implied (1 by "each", "every", "per", "next", 0
-  by "at rest"), since a small model fills a value it lacks with 1 (see
-  ``minloop.language.numerals``);
+* numbers: as written (``1e-9`` too), with thousands separators, a scale word ("100 million"),
+  a number word ("five"), Chinese numerals or units (一千二百三十四, 1.2万), a percentage (5% or
+  百分之五 for 0.05), an item of a list written without spaces ("[200,300,400]"), a number a
+  word of time implies (7 for "next week"), a negative number whose digits are found; 0 and 1
+  like any other, written ("one", "once") or implied (1 by "each", "per", 0 by "at rest"),
+  since a small model fills a value it lacks with 1 (``minloop.language.numerals``);
 * places: a value naming the same time zone as a place in the text ("Asia/Tokyo", "Tokyo" and
-  "东京" are one place; see ``minloop.language.zones``), and UTC always (the neutral default of a
-  time zone parameter); Chinese words: found as written;
+  "东京"), and UTC always; Chinese words: as written;
 * codes: a currency, language or country code whose name the text gives ("GBP" for "British
-  pounds" or "英镑", "fr" for "French", "JP" for "Japan"; see ``minloop.language.codes``), and
-  the language the user writes in ("en" or "English" for an English request, "zh" or "中文" for
-  a Chinese one);
-* strings: every number in them above 12 (a calculator expression's operands, a date) is found,
-  and at least half of the value's content words appear in the text, a word matching when
-  one is a prefix of the other ("py" in "python", "restaurant" in "restaurants"), when they
-  share their first five letters, when a plural's stem begins the other ("carbs" for
-  "carbohydrates"), or as an abbreviation ("md" for "markdown", "ny" for "New
-  York", "usa" for "U.S.");
-* booleans, ``null``, enum members and empty values: always (the schema, not the text, is
-  their source); lists and objects: when every item is. A list some of whose items are found
-  keeps only those (``trim``): a small model pads a list with every option it can think of.
+  pounds" or "英镑", "fr" for "French"), and the user's own language ("en", "zh", "中文");
+* strings: every number in them above 12 is found, and at least half of their content words
+  appear in the text, a word matching when one is a prefix of the other ("py", "python"), when
+  they share their first five letters, when a plural's stem begins the other ("carbs" for
+  "carbohydrates"), or as an abbreviation ("md" for "markdown", "ny" for "New York");
+* booleans, ``null``, enum members and empty values: always (the schema is their source); lists
+  and objects: when every item is. A list some of whose items are found keeps only those
+  (``trim``): a small model pads a list with every option it can think of.
 """
 
 from __future__ import annotations
