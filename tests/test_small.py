@@ -95,6 +95,21 @@ def test_a_chinese_request_answered_in_chinese_is_not_translated() -> None:
     assert answer.decoding is None or answer.decoding.language is None  # the model answers as it will
 
 
+def test_a_call_written_as_text_is_not_translated_but_run() -> None:
+    """A model behind a server that left its call in the text (llama.cpp's, given a Chinese
+    request) is not an English answer: the loop reads the call, and no translation is asked."""
+    written = '```json\n{"name": "find_order", "arguments": {"order_id": "A1234"}}\n```'
+    model = ScriptedModel([written, "订单 A1234 已发货。"])
+    with model:
+        result = Loop(model, [find_order], layers=[UserLanguage()]).run_sync("订单A1234在哪里？")
+    assert [m["role"] for m in result.messages] == ["user", "assistant", "tool", "assistant"]
+    assert result.messages[1]["tool_calls"][0]["function"] == {
+        "name": "find_order",
+        "arguments": '{"order_id": "A1234"}',
+    }
+    assert result.output == "订单 A1234 已发货。" and len(model.requests) == 2
+
+
 def test_an_answer_in_english_to_a_chinese_request_is_translated_keeping_its_numbers() -> None:
     team = tool(lambda team: {"team": team, "members": ["Maria Lopez", "Omar Haddad"]}, name="team_members",
                 description="The members of a team.")  # fmt: skip

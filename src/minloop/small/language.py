@@ -20,6 +20,7 @@ from ..language import Language, numbers_in, user_language
 from ..layer import CallModel, Layer
 from ..models.base import ModelRequest, WhileDecoding
 from ..state import Reply, RunState
+from ..textcalls import written_call
 
 __all__ = ["TRANSLATE", "UserLanguage"]
 
@@ -41,8 +42,9 @@ class UserLanguage(Layer):
         reply = await call(request)
         message = reply.response.message
         text = reply_text(message)
-        if message.get("tool_calls") or request.output_schema is not None:
-            return reply
+        names = [str(t.get("function", {}).get("name")) for t in request.tools]
+        if message.get("tool_calls") or request.output_schema is not None or written_call(text or "", names):
+            return reply  # a call written as text is the loop's to read, not an answer to translate
         if not text or not text.strip() or _written_in(text) == language or reply.response.stopped:
             return reply
         ask = [{"role": "system", "content": TRANSLATE[language]}, {"role": "user", "content": text}]
