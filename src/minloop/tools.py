@@ -1,14 +1,12 @@
 """Tools: a function plus a machine-checked contract.
 
-``@tool`` builds the argument model from the function signature and docstring with public
-Pydantic API (``create_model``); the JSON schema the model sees is that model's schema, and
-the same model validates the arguments before every call. A declared output model validates
-every result, after an optional key mapping (``output_map``) and Pydantic's lax coercion.
-
-``tool_from_schema`` builds the same ``Tool`` from a JSON schema instead of a signature (tools
-described elsewhere: MCP servers, benchmark function docs); ``jsonschema`` checks its arguments
-and results. Either way the loop runs every tool through ``Tool.check_args`` and
-``Tool.check_result``, so both kinds fail with the same error envelopes.
+``@tool`` builds the argument model from the signature and docstring (Pydantic's ``create_model``);
+the model sees that model's JSON schema, and the same model validates the arguments before every
+call. A declared output model validates every result, after an optional key mapping
+(``output_map``) and Pydantic's lax coercion. ``tool_from_schema`` builds the same ``Tool`` from a
+JSON schema (MCP servers, benchmark function docs), checked with ``jsonschema``. Either way the
+loop runs every tool through ``Tool.check_args`` and ``Tool.check_result``, so both kinds fail with
+the same error envelopes.
 """
 
 from __future__ import annotations

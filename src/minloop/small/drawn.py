@@ -24,7 +24,7 @@ _HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
 
 def draws_on_tools(answer: str, messages: Sequence[Mapping[str, Any]]) -> bool | None:
     """Whether ``answer`` states something only the tool results since the user last spoke gave:
-        a number (or one worked out from them), a word or a weekday that no user message has (a
+    a number (or one worked out from them), a word or a weekday that no user message has (a
     number without its sign too). ``None`` when no tool ran."""
     tools = tool_values(messages)
     if tools is None:
