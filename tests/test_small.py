@@ -110,6 +110,24 @@ def test_a_call_written_as_text_is_not_translated_but_run() -> None:
     assert result.output == "订单 A1234 已发货。" and len(model.requests) == 2
 
 
+def test_a_call_written_as_text_is_checked_like_any_call() -> None:
+    """The loop reads a call written as text before the layers see the reply, so grounding
+    checks it: behind llama.cpp's server the 1.5B wrote a call on an id nobody gave as text."""
+    written = '[find_order(order_id="A9999")]'
+    model = ScriptedModel([written, "Which order do you mean?"])
+    with model:
+        result = Loop(model, [find_order], layers=small_model_layers()).run_sync("Where is my order?")
+    assert result.messages == [
+        {"role": "user", "content": "Where is my order?"},
+        {"role": "assistant", "content": "Which order do you mean?"},
+    ]
+    assert model.requests[1].tool_choice == "none"
+    assert model.requests[1].messages[-1] == {
+        "role": "system",
+        "content": ungrounded_note({"find_order": ["order_id"]}),
+    }
+
+
 def test_an_answer_in_english_to_a_chinese_request_is_translated_keeping_its_numbers() -> None:
     team = tool(lambda team: {"team": team, "members": ["Maria Lopez", "Omar Haddad"]}, name="team_members",
                 description="The members of a team.")  # fmt: skip

@@ -33,7 +33,9 @@
   "Convert 100 USD to EUR." with the weather in New York.
 * Calls written as text: a reply without ``tool_calls`` whose text is a call to a registered tool
   (``minloop.textcalls`` says which texts are) is that call, with ids, stored as an assistant
-  message with ``tool_calls``; the text around the call stays its content. Text written as
+  message with ``tool_calls``; the text around the call stays its content. The loop reads it
+  as the model replies (``textcalls.calls_written``), before any layer sees the reply, so
+  every layer sees it as a call. Text written as
   calls that cannot be run (cut off, a call followed by more JSON, or any call while tools were
   off), JSON copied from a tool result (it carries the run's trace id), and the user's question
   (or, after tool results, any request) or a called tool's name given back as the reply, are a

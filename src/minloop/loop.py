@@ -7,8 +7,7 @@ transcript. ``BaseLoop.step`` returns ``Final | Continue | Stop`` (``minloop.sta
 ``LoopRun`` (``minloop.driver``) dispatches it. Every other control is a layer
 (``minloop.layer``) that sees and may change what passes between the parts.
 
-A loop holds only configuration: all run state lives in a ``RunState`` made per run, so one
-loop serves any number of concurrent runs and keeps nothing between them.
+A loop holds only configuration: all run state is made per run (``minloop.state``).
 """
 
 from __future__ import annotations
@@ -41,6 +40,7 @@ from .models.base import Model, ModelRequest, ToolChoice
 from .redact import Redactor
 from .result import RunResult, Step
 from .state import Continue, Final, Limit, Outcome, Prompt, Reply, RunState, Stop
+from .textcalls import calls_written
 from .tools import Tool, registry_of
 
 __all__ = ["BaseLoop", "Executor"]
@@ -181,7 +181,7 @@ class BaseLoop:
 
         async def call(request: ModelRequest) -> Reply:
             started = time.perf_counter()
-            response = await state.model.call(request)
+            response = calls_written(await state.model.call(request), request, state.controls.text_calls)
             return Reply(response, time.perf_counter() - started)
 
         return await stack.call_model(state, request, call)

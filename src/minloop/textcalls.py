@@ -34,12 +34,22 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .callshapes import BLOCKS, gemma_calls, python_calls
+from .models.base import ModelRequest, ModelResponse
 
-__all__ = ["TextCalls", "json_payloads", "json_values", "may_become_call", "read_calls", "written_call"]
+__all__ = [
+    "TextCalls",
+    "calls_written",
+    "json_payloads",
+    "json_values",
+    "may_become_call",
+    "read_calls",
+    "recovered",
+    "written_call",
+]
 
 _TOOL_CALL = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
 _MARKED = [_TOOL_CALL] + [
@@ -283,3 +293,25 @@ def _single_braces(text: str) -> str:
     if stripped.startswith("{{") and stripped.endswith("}}"):
         return stripped.replace("{{", "{").replace("}}", "}")
     return text
+
+
+def calls_written(response: ModelResponse, request: ModelRequest, read: bool = True) -> ModelResponse:
+    """``response`` with a call to the request's tools written as text read as that call (unless
+    not ``read``): the loop reads it so as the model replies, before any layer sees the reply
+    (see ``minloop.decision``). A reply stopped at its length cap, or one that already calls, is
+    left as it is."""
+    message = response.message
+    text = message.get("content")
+    if not read or message.get("tool_calls") or response.stopped == "length" or not isinstance(text, str):
+        return response
+    found = recovered(text, request)
+    return response if found is None else replace(response, message=found.message)
+
+
+def recovered(text: str, request: ModelRequest) -> ModelResponse | None:
+    """The reply ``text`` makes when it is calls to the request's tools, else ``None``."""
+    names = [str(t.get("function", {}).get("name")) for t in request.tools if isinstance(t, dict)]
+    found = read_calls(text, names) if request.tool_choice != "none" else None
+    if found is None:
+        return None
+    return ModelResponse({"role": "assistant", "content": found.text or None, "tool_calls": found.wire()})

@@ -19,8 +19,7 @@ import json
 import re
 from typing import Any
 
-from ..textcalls import read_calls
-from .base import ModelRequest, ModelResponse
+from ..textcalls import recovered
 
 __all__ = ["PARSE_FAILURE", "error_message", "recovered", "unparsed_text"]
 
@@ -51,12 +50,3 @@ def unparsed_text(body: Any) -> str | None:
         return None
     quoted = _RAW.search(message)
     return quoted.group(1) if quoted else ""
-
-
-def recovered(text: str, request: ModelRequest) -> ModelResponse | None:
-    """The reply ``text`` makes when it is calls to the request's tools, else ``None``."""
-    names = [str(t.get("function", {}).get("name")) for t in request.tools if isinstance(t, dict)]
-    found = read_calls(text, names) if request.tool_choice != "none" else None
-    if found is None:
-        return None
-    return ModelResponse({"role": "assistant", "content": found.text or None, "tool_calls": found.wire()})

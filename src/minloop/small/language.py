@@ -44,7 +44,7 @@ class UserLanguage(Layer):
         text = reply_text(message)
         names = [str(t.get("function", {}).get("name")) for t in request.tools]
         if message.get("tool_calls") or request.output_schema is not None or written_call(text or "", names):
-            return reply  # a call written as text is the loop's to read, not an answer to translate
+            return reply  # a call written as text that cannot be run is no answer to translate either
         if not text or not text.strip() or _written_in(text) == language or reply.response.stopped:
             return reply
         ask = [{"role": "system", "content": TRANSLATE[language]}, {"role": "user", "content": text}]
