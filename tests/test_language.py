@@ -38,6 +38,17 @@ def test_chinese_numerals(text: str, value: float) -> None:
     assert chinese_number(text) == value
 
 
+def test_a_unit_that_begins_with_a_chinese_multiplier_does_not_multiply() -> None:
+    """千卡, 千克, 千米, 千瓦 are kcal, kg, km, kW: "250 千卡" states 250."""
+    assert [numbers_in(t) for t in ("250 千卡", "250千克", "12 千米", "3.5 千瓦时")] == [
+        [250.0],
+        [250.0],
+        [12.0],
+        [3.5],
+    ]
+    assert 3000.0 in numbers_in("3千元") and 3e7 in numbers_in("3千万元")
+
+
 def test_numbers_in_mixed_text() -> None:
     assert sorted(numbers_in("1.2万人，百分之五，3千万元，12,000 miles, five million")) == [
         0.05,

@@ -128,7 +128,8 @@ _UNITS = {"十": 10.0, "拾": 10.0, "百": 100.0, "佰": 100.0, "千": 1e3, "仟
 _BIG = {"万": 1e4, "萬": 1e4, "亿": 1e8, "億": 1e8}
 _CN = "".join(_DIGITS) + "".join(_UNITS) + "".join(_BIG)
 _CHINESE = re.compile(f"(?<![\\d.{_CN}])[{_CN}]+(?:点[{''.join(_DIGITS)}]+(?![{''.join(_DIGITS)}分]))?")
-_DIGITS_WITH_UNIT = re.compile(r"(\d+(?:\.\d+)?)\s*([十百千万亿萬億]+)")
+NOT_A_UNIT = "(?![卡克米瓦焦帕赫])"  # what follows 千 when it multiplies: 千克 is kg, 千卡 kcal, 千米 km
+_DIGITS_WITH_UNIT = re.compile(rf"(\d+(?:\.\d+)?)\s*([十百千万亿萬億]+){NOT_A_UNIT}")
 _PERCENT = re.compile(r"百分之|%|％")
 
 

@@ -21,7 +21,7 @@ import json
 import re
 from typing import Any
 
-from ..language import numbers_in
+from ..language.numerals import NOT_A_UNIT, numbers_in
 from .drawn import LIST_MARKER
 from .times import TIME, hour_in, said, stated, time_of
 from .values import Evidence
@@ -29,7 +29,7 @@ from .values import Evidence
 __all__ = ["leaves", "typed", "unsupported"]
 
 _FACT = re.compile(
-    r"(?<![A-Za-z0-9_.])\d[\d,]*(?:\.\d+)?(?:\s?(?:°[CF]?|℃|%|％|[万亿千百]+|[a-zA-Z]{1,3}\b))?"
+    rf"(?<![A-Za-z0-9_.])\d[\d,]*(?:\.\d+)?(?:\s?(?:°[CF]?|℃|%|％|[万亿千百]+{NOT_A_UNIT}|[a-zA-Z]{{1,3}}\b))?"
     r"|(?<![\d.])[零〇一二两三四五六七八九十百千万亿]{2,}(?:点[零〇一二三四五六七八九]+)?"
 )
 _ADDRESS = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+|https?://[^\s，。、）)]+")
