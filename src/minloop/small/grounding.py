@@ -17,7 +17,6 @@ A model that reads its reply as it writes it stops the call at the first such va
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -28,6 +27,7 @@ from ..messages import Message
 from ..models.base import ModelRequest, WhileDecoding
 from ..state import Reply, RunState
 from .notes import ungrounded_note
+from .results import call_arguments
 from .values import Grounds, ground_calls
 
 __all__ = ["Grounding"]
@@ -84,18 +84,10 @@ def _cut_off(message: Message) -> dict[str, list[str]]:
     """The calls whose arguments are no JSON object: cut off at the length limit, a runaway."""
     cut: dict[str, list[str]] = {}
     for called in message.get("tool_calls") or []:
-        fn = called.get("function") or {}
-        if _loads(fn.get("arguments") or "{}", None) is None:
-            cut[str(fn.get("name"))] = ["arguments"]
+        name, arguments = call_arguments(called)
+        if arguments is None:
+            cut[name] = ["arguments"]
     return cut
-
-
-def _loads(raw: Any, empty: Any = {}) -> Any:  # noqa: B006 - read only
-    try:
-        value = json.loads(raw) if isinstance(raw, str) else raw
-    except ValueError:
-        return empty
-    return value if isinstance(value, dict) else empty
 
 
 class _Refusal:

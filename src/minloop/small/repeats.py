@@ -19,19 +19,15 @@ from typing import Any
 from ..layer import CallModel, Layer
 from ..models.base import ModelRequest
 from ..state import Reply, RunState
-from .results import since_user
+from .results import call_arguments, since_user
 
 __all__ = ["Repeats", "repeated"]
 
 
 def _key(call: Mapping[str, Any]) -> tuple[str, str]:
-    fn = call.get("function") or {}
-    arguments = fn.get("arguments")
-    try:
-        value = json.loads(arguments) if isinstance(arguments, str) else arguments
-    except json.JSONDecodeError:
-        value = arguments
-    return str(fn.get("name")), json.dumps(value, sort_keys=True, ensure_ascii=False)
+    name, arguments = call_arguments(call)
+    value = (call.get("function") or {}).get("arguments") if arguments is None else arguments
+    return name, json.dumps(value, sort_keys=True, ensure_ascii=False)
 
 
 def repeated(message: Mapping[str, Any], messages: Sequence[Mapping[str, Any]]) -> bool:

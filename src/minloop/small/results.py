@@ -26,6 +26,7 @@ from ..language import numbers_in
 
 __all__ = [
     "Outcome",
+    "call_arguments",
     "kind_of",
     "left_out",
     "outcomes",
@@ -138,6 +139,13 @@ def text_of(data: Any) -> str:
     if isinstance(data, list):
         return " ".join(text_of(v) for v in data)
     return "" if isinstance(data, bool) or data is None else str(data)
+
+
+def call_arguments(call: Mapping[str, Any]) -> tuple[str, dict[str, Any] | None]:
+    """A wire call's tool name and arguments (``None`` when they are no JSON object: cut off)."""
+    fn = call.get("function") or {}
+    arguments = _loads(fn.get("arguments") or "{}")
+    return str(fn.get("name")), arguments if isinstance(arguments, dict) else None
 
 
 def _loads(content: Any) -> Any:

@@ -54,6 +54,7 @@ from ..language import (
     zones_in,
 )
 from .derived import derived
+from .results import call_arguments
 
 __all__ = [
     "Evidence",
@@ -272,20 +273,16 @@ def ground_calls(
     grounds = Grounds(tools, messages, resolve=resolve)
     calls, missing = [], {}
     for call in message.get("tool_calls") or []:
-        fn = call.get("function") or {}
-        params = grounds.specs.get(fn.get("name"))
-        try:
-            args = json.loads(fn.get("arguments") or "{}")
-        except (TypeError, ValueError):
-            args = None
-        if params is None or not isinstance(args, dict):
+        name, args = call_arguments(call)
+        params = grounds.specs.get(name)
+        if params is None or args is None:
             calls.append(call)
             continue
-        args, lost = grounds.check(fn["name"], args)
+        args, lost = grounds.check(name, args)
         if lost:
-            missing[fn["name"]] = lost
-        kept = prune(args, params, grounds.evidence)
-        calls.append({**call, "function": {**fn, "arguments": json.dumps(kept, ensure_ascii=False)}})
+            missing[name] = lost
+        kept = json.dumps(prune(args, params, grounds.evidence), ensure_ascii=False)
+        calls.append({**call, "function": {**call["function"], "arguments": kept}})
     return {**message, "tool_calls": calls} if calls else dict(message), missing
 
 
