@@ -23,6 +23,7 @@ __all__ = [
     "in_format",
     "is_zone_parameter",
     "language_of",
+    "last_said",
     "numbers_in",
     "resolve_zone",
     "unit_names",
@@ -41,8 +42,13 @@ def language_of(text: str) -> Language:
 
 def user_language(messages: Sequence[Mapping[str, Any]]) -> Language:
     """The language of the last user message with text ("en" when there is none)."""
+    return language_of(last_said(messages))
+
+
+def last_said(messages: Sequence[Mapping[str, Any]]) -> str:
+    """The text of the last user message with text ("" when there is none)."""
     for message in reversed(messages):
         content = message.get("content")
         if message.get("role") == "user" and isinstance(content, str) and content.strip():
-            return language_of(content)
-    return "en"
+            return content
+    return ""

@@ -15,8 +15,7 @@ from collections.abc import Mapping, Sequence
 from itertools import combinations
 from typing import Any
 
-from ..language import numbers_in
-from .notes import last_said
+from ..language import last_said, numbers_in
 from .results import outcomes
 
 __all__ = ["derived"]

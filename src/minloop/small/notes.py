@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..language import Language
+from ..language import Language, last_said
 from .results import outcomes, reason
 
 __all__ = [
@@ -98,15 +98,6 @@ def ungrounded_note(missing: dict[str, list[str]], language: Language = "en") ->
         f"Do not call a function now: {what}, and the conversation does not give these values. "
         "Answer the user directly and briefly. If the request needs those values, ask the user for them."
     )
-
-
-def last_said(messages: Sequence[Mapping[str, Any]]) -> str:
-    """The text of the last user message ("" when none)."""
-    for message in reversed(messages):
-        if message.get("role") == "user":
-            content = message.get("content")
-            return content if isinstance(content, str) else ""
-    return ""
 
 
 def plain_statement(
