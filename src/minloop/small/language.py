@@ -42,11 +42,12 @@ class UserLanguage(Layer):
         reply = await call(request)
         message = reply.response.message
         text = reply_text(message)
-        names = [str(t.get("function", {}).get("name")) for t in request.tools]
-        if message.get("tool_calls") or request.output_schema is not None or written_call(text or "", names):
-            return reply  # a call written as text that cannot be run is no answer to translate either
+        if message.get("tool_calls") or request.output_schema is not None:
+            return reply
         if not text or not text.strip() or _written_in(text) == language or reply.response.stopped:
             return reply
+        if written_call(text, [str(t.get("function", {}).get("name")) for t in request.tools]):
+            return reply  # a call written as text that cannot be run is no answer to translate either
         ask = [{"role": "system", "content": TRANSLATE[language]}, {"role": "user", "content": text}]
         again = await call(ModelRequest(ask, tool_choice="none").asking(WhileDecoding(language=language)))
         said = reply_text(again.response.message) or ""

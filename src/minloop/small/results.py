@@ -53,14 +53,15 @@ class Outcome:
 
 def outcomes(messages: Sequence[Mapping[str, Any]]) -> list[Outcome]:
     """The calls made since the user last spoke that have a result, oldest first."""
+    recent = since_user(messages)
     calls = {
         call.get("id"): call.get("function") or {}
-        for message in messages
+        for message in recent
         for call in message.get("tool_calls") or []
         if isinstance(call, dict)
     }
     found: list[Outcome] = []
-    for message in since_user(messages):
+    for message in recent:
         if message.get("role") not in ("tool", "function"):
             continue
         fn = calls.get(message.get("tool_call_id")) or {}
@@ -76,8 +77,8 @@ def outcomes(messages: Sequence[Mapping[str, Any]]) -> list[Outcome]:
 
 def since_user(messages: Sequence[Mapping[str, Any]]) -> Sequence[Mapping[str, Any]]:
     """The messages from the user's last one on (all of them when the user said nothing)."""
-    users = [i for i, m in enumerate(messages) if m.get("role") == "user"]
-    return messages[users[-1] :] if users else messages
+    last = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].get("role") == "user"), 0)
+    return messages[last:]
 
 
 def served(messages: Sequence[Mapping[str, Any]]) -> list[Outcome]:
