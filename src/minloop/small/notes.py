@@ -119,9 +119,12 @@ def plain_statement(
 
 
 def _results(messages: Sequence[Mapping[str, Any]], language: Language) -> list[str]:
-    """What each tool run since the user last spoke did, oldest first, in plain words."""
+    """What each tool run since the user last spoke did, oldest first, in plain words. A call the
+    loop refused as made twice already is left out: its tool ran, and its result is told once."""
     words, said = SAID[language], []
     for done in outcomes(messages):
+        if done.kind == "failed" and done.result["code"] == "ERR_TOOL_REPEATED":
+            continue
         if done.kind == "failed" and done.result["code"] == "ERR_TOOL_TIMEOUT":
             said.append(words["late"].format(tool=done.tool))
         elif done.kind == "failed":
