@@ -33,12 +33,12 @@ class Capital(BaseModel):
 
 def test_a_typed_answer_decoded_under_the_schema(local: LocalModel) -> None:
     result = Loop(local, [calculator], max_steps=4, output=Product).run_sync(
-        "What is 17 * 23? Use the calculator."
+        "What is 19 * 23? Use the calculator."
     )
     assert result.status == "success", result.to_dict()
-    assert result.output_value == Product(expression="17 * 23", result=391)
+    assert result.output_value == Product(expression="19 * 23", result=437)
     assert masked(result.messages, result.trace_id) == [
-        {"role": "user", "content": "What is 17 * 23? Use the calculator."},
+        {"role": "user", "content": "What is 19 * 23? Use the calculator."},
         {
             "role": "assistant",
             "content": None,
@@ -46,7 +46,7 @@ def test_a_typed_answer_decoded_under_the_schema(local: LocalModel) -> None:
                 {
                     "id": "call_1_1",
                     "type": "function",
-                    "function": {"name": "calculator", "arguments": '{"expression": "17 * 23"}'},
+                    "function": {"name": "calculator", "arguments": '{"expression": "19 * 23"}'},
                 }
             ],
         },
@@ -54,9 +54,9 @@ def test_a_typed_answer_decoded_under_the_schema(local: LocalModel) -> None:
             "role": "tool",
             "tool_call_id": "call_1_1",
             "name": "calculator",
-            "content": content(expression="17 * 23", result=391),
+            "content": content(expression="19 * 23", result=437),
         },
-        {"role": "assistant", "content": '{"expression": "17 * 23", "result": 391}'},
+        {"role": "assistant", "content": '{"expression": "19 * 23", "result": 437}'},
     ]
 
 
@@ -88,11 +88,11 @@ def test_the_prompt_budget_counts_with_the_models_own_tokenizer(local: LocalMode
 
 def test_an_answer_at_the_step_limit(local: LocalModel) -> None:
     result = Loop(local, [calculator], max_steps=1, answer_at_limit=True).run_sync(
-        "What is 17 * 23? Use the calculator."
+        "What is 19 * 23? Use the calculator."
     )
     assert (result.status, result.forced_by) == ("max_steps_exceeded", "max_steps")
     assert [(s.decision, s.tool_choice, s.control) for s in result.steps][1] == ("answer", "none", LIMIT_TEXT)
-    assert result.output == "391"  # the tool's result; an earlier wording of the limit text got a refusal
+    assert result.output == "437"  # the tool's result; an earlier wording of the limit text got a refusal
     assert [m["role"] for m in result.messages] == ["user", "assistant", "tool", "assistant"]
 
 
