@@ -121,6 +121,10 @@ def _called_clock(asked: str) -> list[dict[str, object]]:
     ]
 
 
+def _with_id(messages: list[dict[str, object]], call_id: str) -> list[dict[str, object]]:
+    return json.loads(json.dumps(messages).replace("call_1_1", call_id))
+
+
 def test_a_typed_answer_no_tool_gave_ends_as_output_invalid_not_success(local: LocalModel) -> None:
     asked = "How is the weather in Paris right now?"
     result = Loop(local, [clock], output=Weather).run_sync(asked)
@@ -129,11 +133,19 @@ def test_a_typed_answer_no_tool_gave_ends_as_output_invalid_not_success(local: L
         "I can't answer that reliably from what the tools returned: clock gave 12:00, not what you asked for."
     )
     messages = masked(result.messages, result.trace_id)
-    sent_back = messages[-2]["content"]  # the model writes the hour as 12 or 12.0 from run to run
+    sent_back = messages[3]["content"]  # the model writes the hour as 12 or 12.0 from run to run
     assert json.loads(sent_back) == {"city": "Paris", "temperature_c": 12}  # the hour, sent back
+    again = _called_clock(asked)[1:]  # the model reads the clock again; the loop refuses a third read
+    refused = content(
+        error="this exact call was already made 2 times; its result is above. Answer with it, or change the arguments",
+        code="ERR_TOOL_REPEATED",
+        tool="clock",
+    )
     assert messages == [
         *_called_clock(asked),
         {"role": "assistant", "content": sent_back},
+        *_with_id(again, "call_3_1"),
+        *_with_id([again[0], {**again[1], "content": refused}], "call_4_1"),
         {"role": "assistant", "content": decline},
     ]
     assert result.error == f"the answer check ended the run with no valid output: {decline}"

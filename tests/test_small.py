@@ -30,12 +30,12 @@ def find_order(order_id: str) -> dict[str, object]:
 
 def test_the_layers_come_one_per_concern_and_each_can_be_left_out() -> None:
     names = list(LAYERS)
-    assert names == ["menu", "language", "grounding", "repeat", "evidence"]
+    assert names == ["menu", "language", "grounding", "evidence"]
     assert [type(layer).__name__ for layer in small_model_layers()] == [
-        "ToolMenu", "UserLanguage", "Grounding", "Repeats", "EvidenceCheck",
+        "ToolMenu", "UserLanguage", "Grounding", "EvidenceCheck",
     ]  # fmt: skip
     kept = small_model_layers(without=("menu", "evidence"))
-    assert [type(layer).__name__ for layer in kept] == ["UserLanguage", "Grounding", "Repeats"]
+    assert [type(layer).__name__ for layer in kept] == ["UserLanguage", "Grounding"]
     with pytest.raises(MinloopError, match="no small-model layer is called 'policy': the names are menu"):
         small_model_layers(without=["policy"])
 

@@ -5,7 +5,6 @@
     menu         ToolMenu      a large menu narrowed to the tools that share words with the request
     language     UserLanguage  the answer in the user's language
     grounding    Grounding     a call resting on a required value nobody said is not made
-    repeat       Repeats       a call answered since the user spoke is not made again: tools off
     evidence     EvidenceCheck an answer stating facts no one gave is sent back, then replaced
 
 ``without=("menu", ...)`` leaves those out (``benchmarks/ablation.py`` removes each in turn).
@@ -27,13 +26,11 @@ from .evidence import EvidenceCheck
 from .grounding import Grounding
 from .language import UserLanguage
 from .menu import ToolMenu
-from .repeats import Repeats
 
 __all__ = [
     "LAYERS",
     "EvidenceCheck",
     "Grounding",
-    "Repeats",
     "ToolMenu",
     "UserLanguage",
     "small_model_layers",
@@ -43,7 +40,6 @@ LAYERS: dict[str, Callable[[], Layer]] = {
     "menu": ToolMenu,
     "language": UserLanguage,
     "grounding": Grounding,
-    "repeat": Repeats,
     "evidence": lambda: EvidenceCheck(resend_unused=False),  # an answer that used no result: replaced
 }
 
