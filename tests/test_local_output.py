@@ -107,22 +107,22 @@ def clock() -> str:
     return "12:00"
 
 
-def _called_clock(asked: str) -> list[dict[str, object]]:
+def _clock_read(call_id: str, result: str) -> list[dict[str, object]]:
+    """The model's read of the clock and what came back."""
     return [
-        {"role": "user", "content": asked},
         {
             "role": "assistant",
             "content": None,
             "tool_calls": [
-                {"id": "call_1_1", "type": "function", "function": {"name": "clock", "arguments": "{}"}}
+                {"id": call_id, "type": "function", "function": {"name": "clock", "arguments": "{}"}}
             ],
         },
-        {"role": "tool", "tool_call_id": "call_1_1", "name": "clock", "content": content(result="12:00")},
+        {"role": "tool", "tool_call_id": call_id, "name": "clock", "content": result},
     ]
 
 
-def _with_id(messages: list[dict[str, object]], call_id: str) -> list[dict[str, object]]:
-    return json.loads(json.dumps(messages).replace("call_1_1", call_id))
+def _called_clock(asked: str) -> list[dict[str, object]]:
+    return [{"role": "user", "content": asked}, *_clock_read("call_1_1", content(result="12:00"))]
 
 
 def test_a_typed_answer_no_tool_gave_ends_as_output_invalid_not_success(local: LocalModel) -> None:
@@ -135,7 +135,6 @@ def test_a_typed_answer_no_tool_gave_ends_as_output_invalid_not_success(local: L
     messages = masked(result.messages, result.trace_id)
     sent_back = messages[3]["content"]  # the model writes the hour as 12 or 12.0 from run to run
     assert json.loads(sent_back) == {"city": "Paris", "temperature_c": 12}  # the hour, sent back
-    again = _called_clock(asked)[1:]  # the model reads the clock again; the loop refuses a third read
     refused = content(
         error="this exact call was already made 2 times; its result is above. Answer with it, or change the arguments",
         code="ERR_TOOL_REPEATED",
@@ -144,8 +143,8 @@ def test_a_typed_answer_no_tool_gave_ends_as_output_invalid_not_success(local: L
     assert messages == [
         *_called_clock(asked),
         {"role": "assistant", "content": sent_back},
-        *_with_id(again, "call_3_1"),
-        *_with_id([again[0], {**again[1], "content": refused}], "call_4_1"),
+        *_clock_read("call_3_1", content(result="12:00")),  # the model reads the clock again
+        *_clock_read("call_4_1", refused),  # the loop refuses a third read
         {"role": "assistant", "content": decline},
     ]
     assert result.error == f"the answer check ended the run with no valid output: {decline}"

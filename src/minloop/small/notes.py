@@ -123,11 +123,12 @@ def _results(messages: Sequence[Mapping[str, Any]], language: Language) -> list[
     loop refused as made twice already is left out: its tool ran, and its result is told once."""
     words, said = SAID[language], []
     for done in outcomes(messages):
-        if done.kind == "failed" and done.result["code"] == "ERR_TOOL_REPEATED":
+        code = done.result["code"] if done.kind == "failed" else None
+        if code == "ERR_TOOL_REPEATED":
             continue
-        if done.kind == "failed" and done.result["code"] == "ERR_TOOL_TIMEOUT":
+        if code == "ERR_TOOL_TIMEOUT":
             said.append(words["late"].format(tool=done.tool))
-        elif done.kind == "failed":
+        elif code is not None:
             said.append(
                 words["failed"].format(tool=done.tool, reason=_cut(reason(str(done.result["error"]))))
             )
