@@ -29,7 +29,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from agent_eval import report, run
+from agent_eval import report, side_by_side
 from agent_set import items
 
 from minloop import Loop, Model
@@ -55,15 +55,7 @@ def measure(out: Path, chosen: list[str], sample: int | None, seed: int, split: 
     factories = arms()
     models = {arm: factories[arm]() for arm in chosen}
     Loop(models[chosen[0]], [], max_steps=2).run_sync("Hello")  # untimed: loads the weights (shared)
-    for index, item in enumerate(requests):
-        turn = index % len(chosen)
-        for arm in chosen[turn:] + chosen[:turn]:
-            row = {"arm": arm, "index": index, "command": command, **run(item, models[arm])}
-            with out.open("a", encoding="utf-8") as f:
-                f.write(json.dumps(row, ensure_ascii=False) + "\n")
-            shown = "" if split == "test" else f" {item.request[:40]!r} -> {row['answer'][:60]!r}"
-            print(f"{index:3d} {arm:13s} {item.language} {item.group:12s} right={row['right']!s:5s} "
-                  f"{row['seconds']:5.1f}s{shown}", flush=True)  # fmt: skip
+    side_by_side(requests, models, out, command=command)
 
 
 def main() -> None:

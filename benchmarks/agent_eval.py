@@ -78,14 +78,22 @@ def measure(
     for arm in arms:
         models[arm] = factories[arm]()
         Loop(models[arm], [], max_steps=2).run_sync("Hello")  # untimed: loads the weights
-    for index, item in enumerate(chosen):
+    side_by_side(chosen, models, out)
+
+
+def side_by_side(requests: list[Item], models: dict[str, Model], out: Path, **extra: Any) -> None:
+    """Each request through every model, the order of the arms turning round from one request to
+    the next; one row per run appended to ``out`` (with ``extra``). A test split's requests and
+    answers are never printed, only how each was judged."""
+    arms = list(models)
+    for index, item in enumerate(requests):
         turn = index % len(arms)
         for arm in arms[turn:] + arms[:turn]:
-            row = {"arm": arm, "index": index, **run(item, models[arm])}
+            row = {"arm": arm, "index": index, **extra, **run(item, models[arm])}
             with out.open("a", encoding="utf-8") as f:
                 f.write(json.dumps(row, ensure_ascii=False) + "\n")
-            shown = "" if split == "test" else f" {item.request[:40]!r} -> {row['answer'][:60]!r}"
-            print(f"{index:3d} {arm:10s} {item.language} {item.group:12s} right={row['right']!s:5s} "
+            shown = "" if item.split == "test" else f" {item.request[:40]!r} -> {row['answer'][:60]!r}"
+            print(f"{index:3d} {arm:13s} {item.language} {item.group:12s} right={row['right']!s:5s} "
                   f"{row['seconds']:5.1f}s{shown}", flush=True)  # fmt: skip
 
 
