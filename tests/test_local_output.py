@@ -121,8 +121,31 @@ def _clock_read(call_id: str, result: str) -> list[dict[str, object]]:
     ]
 
 
-def _called_clock(asked: str) -> list[dict[str, object]]:
-    return [{"role": "user", "content": asked}, *_clock_read("call_1_1", content(result="12:00"))]
+REFUSED = content(
+    error="this exact call was already made 2 times; its result is above. Answer with it, or change the arguments",
+    code="ERR_TOOL_REPEATED",
+    tool="clock",
+)
+
+
+def _reads_and_answers(asked: str, messages: list[dict[str, object]], answer: str) -> list[dict[str, object]]:
+    """The transcript ``messages`` must be, given where the model read the clock and where it
+    answered: how often the model reads the clock before it answers differs between CPUs (greedy
+    decoding on AVX2 and AVX-512 builds), what each step holds does not. Every read is of the
+    clock, with the id of its step; the loop runs two and refuses the third; every answer is
+    ``answer``."""
+    expected: list[dict[str, object]] = [{"role": "user", "content": asked}]
+    steps = reads = 0
+    for message in messages[1:]:
+        if message["role"] != "assistant":
+            continue
+        steps += 1
+        if message.get("tool_calls"):
+            reads += 1
+            expected += _clock_read(f"call_{steps}_1", content(result="12:00") if reads < 3 else REFUSED)
+        else:
+            expected.append({"role": "assistant", "content": answer})
+    return expected
 
 
 def test_a_typed_answer_no_tool_gave_ends_as_output_invalid_not_success(local: LocalModel) -> None:
@@ -133,20 +156,14 @@ def test_a_typed_answer_no_tool_gave_ends_as_output_invalid_not_success(local: L
         "I can't answer that reliably from what the tools returned: clock gave 12:00, not what you asked for."
     )
     messages = masked(result.messages, result.trace_id)
-    sent_back = messages[3]["content"]  # the model writes the hour as 12 or 12.0 from run to run
-    assert json.loads(sent_back) == {"city": "Paris", "temperature_c": 12}  # the hour, sent back
-    refused = content(
-        error="this exact call was already made 2 times; its result is above. Answer with it, or change the arguments",
-        code="ERR_TOOL_REPEATED",
-        tool="clock",
-    )
+    answers = [m["content"] for m in messages[1:-1] if m["role"] == "assistant" and not m.get("tool_calls")]
+    assert len(answers) == 1  # sent back once, then replaced
+    assert json.loads(str(answers[0])) == {"city": "Paris", "temperature_c": 12}  # the hour: 12 or 12.0
     assert messages == [
-        *_called_clock(asked),
-        {"role": "assistant", "content": sent_back},
-        *_clock_read("call_3_1", content(result="12:00")),  # the model reads the clock again
-        *_clock_read("call_4_1", refused),  # the loop refuses a third read
+        *_reads_and_answers(asked, messages[:-1], str(answers[0])),
         {"role": "assistant", "content": decline},
     ]
+    assert messages[2]["content"] == content(result="12:00")  # the clock was read before any answer
     assert result.error == f"the answer check ended the run with no valid output: {decline}"
 
 
@@ -154,7 +171,8 @@ def test_a_typed_answer_from_the_users_own_values_passes_after_a_pointless_call(
     asked = "Paris is 21.5 C today. Give it as a record."
     result = Loop(local, [clock], output=Weather).run_sync(asked)
     assert (result.status, result.output_value) == ("success", Weather(city="Paris", temperature_c=21.5))
-    assert masked(result.messages, result.trace_id) == [
-        *_called_clock(asked),
-        {"role": "assistant", "content": '{"city": "Paris", "temperature_c": 21.5}'},
-    ]
+    messages = masked(result.messages, result.trace_id)
+    answer = '{"city": "Paris", "temperature_c": 21.5}'
+    assert messages == _reads_and_answers(asked, messages, answer)
+    assert messages[-1] == {"role": "assistant", "content": answer}
+    assert len(messages) >= 4  # at least one read of the clock came first
