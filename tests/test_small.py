@@ -68,6 +68,25 @@ def test_a_call_on_a_value_nobody_said_is_not_made_and_the_model_answers_briefly
     )
 
 
+@pytest.mark.parametrize("forced", ["required", "get_weather"])
+def test_a_forced_call_on_a_value_nobody_said_is_not_made_either(forced: str) -> None:
+    model = ScriptedModel([reply(None, call("get_weather", {"city": "Paris"})), "Which city do you mean?"])
+    with model:
+        loop = Loop(model, [get_weather], layers=small_model_layers(), tool_choice=forced)
+        result = loop.run_sync("What's the weather like?")
+    assert result.status == "success"
+    assert result.messages == [
+        {"role": "user", "content": "What's the weather like?"},
+        {"role": "assistant", "content": "Which city do you mean?"},
+    ]
+    wire = forced if forced == "required" else {"type": "function", "function": {"name": forced}}
+    assert [request.tool_choice for request in model.requests] == [wire, "none"]
+    assert model.requests[1].messages[-1] == {
+        "role": "system",
+        "content": ungrounded_note({"get_weather": ["city"]}),
+    }
+
+
 def test_a_call_on_values_the_user_gave_is_made_and_the_answer_held_to_the_result() -> None:
     model = ScriptedModel(
         [
