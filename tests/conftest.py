@@ -38,6 +38,16 @@ def content(**fields: Any) -> str:
     return json.dumps({**fields, "trace_id": TID}, ensure_ascii=False)
 
 
+def repeated(tool: str, times: int = 2) -> str:
+    """The result the loop writes for a call made once more after ``times`` identical ones."""
+    return content(
+        error=f"this exact call was already made {times} times; its result is above. Answer with it, "
+        "or change the arguments",
+        code="ERR_TOOL_REPEATED",
+        tool=tool,
+    )
+
+
 @pytest.fixture(autouse=True)
 def trace_db(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Runs record their traces in a temporary database, never in the home directory."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 from minloop import Loop, tool
 from minloop.small import EvidenceCheck
 from minloop.testing import ScriptedModel, call, reply
-from tests.conftest import content, masked
+from tests.conftest import content, masked, repeated
 
 
 @tool
@@ -27,11 +27,6 @@ def test_a_call_made_a_third_time_is_refused_and_its_result_is_told_once() -> No
     clocks = [reply(None, call("clock", {}, id=f"c{n}")) for n in (1, 2, 3)]
     model = ScriptedModel([*clocks, "巴黎晴，22°C。", "晴，22°C。"])
     result = Loop(model, [clock], layers=[EvidenceCheck()]).run_sync("巴黎现在天气怎么样？")
-    refused = content(
-        error="this exact call was already made 2 times; its result is above. Answer with it, or change the arguments",
-        code="ERR_TOOL_REPEATED",
-        tool="clock",
-    )
     statement = "我无法根据工具返回的结果可靠地回答这个问题：clock 只给出了 12:00，没有你问的内容。"
     assert masked(result.messages, result.trace_id) == [
         {"role": "user", "content": "巴黎现在天气怎么样？"},
@@ -40,7 +35,7 @@ def test_a_call_made_a_third_time_is_refused_and_its_result_is_told_once() -> No
         _clock(2),
         {"role": "tool", "tool_call_id": "c2", "name": "clock", "content": content(result="12:00")},
         _clock(3),
-        {"role": "tool", "tool_call_id": "c3", "name": "clock", "content": refused},
+        {"role": "tool", "tool_call_id": "c3", "name": "clock", "content": repeated("clock")},
         {"role": "assistant", "content": "巴黎晴，22°C。"},
         {"role": "assistant", "content": statement},
     ]
