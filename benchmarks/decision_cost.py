@@ -9,8 +9,10 @@
 2. Time: ``--items`` simple_python and as many multiple requests, each decided once with its
    own functions (temperature 0, one after the other as a serving process would), split into
    prompt evaluation and generation from the runtime's own timings. With ``--speculative``,
-   the same requests again with llama.cpp's draft-free speculative decoding from the prompt
-   (``ngram-simple``, ``ngram-mod``): drafted and accepted tokens, generation time, same replies.
+   the same requests again with llama.cpp's speculative decoding: drafted from the prompt
+   (``ngram-simple``, ``ngram-mod``), and drafted by the bundled 0.5B model for the 1.5B
+   (``draft-0.5b``; the two share a tokenizer): drafted and accepted tokens, generation time,
+   same replies.
 """
 
 from __future__ import annotations
@@ -29,7 +31,8 @@ from minloop.models.base import ModelRequest
 from minloop.models.local import LocalModel, runtime
 from minloop.models.local.gguf import ensure_gguf
 
-SPECULATIVE = {"ngram-simple": "NGRAM_SIMPLE", "ngram-mod": "NGRAM_MOD"}
+SPECULATIVE = {"ngram-simple": "NGRAM_SIMPLE", "ngram-mod": "NGRAM_MOD", "draft-0.5b": "DRAFT_SIMPLE"}
+DRAFT_MODEL = "qwen2.5-coder-0.5b"
 
 
 def bare(spec: dict[str, Any]) -> dict[str, Any]:
@@ -72,7 +75,7 @@ def decide(server: Any, bodies: list[dict[str, Any]]) -> tuple[dict[str, float],
 
 
 def load(path: str, threads: int, kind: str | None) -> Any:
-    """A runtime like ``LocalModel``'s, optionally with speculative decoding from the prompt."""
+    """A runtime like ``LocalModel``'s, optionally with speculative decoding of one ``kind``."""
     make = xllamacpp.CommonParams
 
     def params() -> Any:
@@ -83,6 +86,11 @@ def load(path: str, threads: int, kind: str | None) -> Any:
             ]
             p.speculative.ngram_simple.size_n, p.speculative.ngram_simple.size_m = 3, 16
             p.speculative.ngram_mod.n_match = 3
+            if kind == "DRAFT_SIMPLE":  # llama-server's defaults: up to 16 drafted, kept from p 0.75
+                draft = p.speculative.draft
+                draft.mparams.path = str(ensure_gguf(DRAFT_MODEL))
+                draft.n_max, draft.p_min = 16, 0.75
+                draft.cpuparams.n_threads = draft.cpuparams_batch.n_threads = threads
         return p
 
     xllamacpp.CommonParams = params
