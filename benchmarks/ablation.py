@@ -6,9 +6,10 @@
 
 Arms: ``all`` is ``LocalModel()`` (every layer of ``minloop.small.small_model_layers()``);
 ``-NAME`` is the same model with the layer NAME left out (``without=[NAME]``), one arm per
-layer; ``+asked`` has every layer and ``minloop.small.AskedField`` after them; ``+compact`` has every layer and writes the tools into the prompt without the
-template's spaces (``compact_tools=True``); ``none`` is ``LocalModel().plain()``. The requests are the development split of
-``agent_set.py``, or its test split with ``--split test`` (the rules were never written from
+layer; ``+asked`` has every layer and ``minloop.small.AskedField`` after them; ``+compact``
+has every layer and writes the tools into the prompt without the template's spaces
+(``compact_tools=True``); ``none`` is ``LocalModel().plain()``. The requests are the
+development split of ``agent_set.py``, or its test split with ``--split test`` (the rules were never written from
 it, and the run prints no request or answer of it, only counts), a random sample of it when
 ``--sample`` is given; each
 request runs through ``Loop(model, menu, max_steps=6)`` once per arm, the order of the arms

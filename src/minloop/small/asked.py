@@ -6,8 +6,9 @@ copies) calls the nearest tool and answers with a field of its result: "Moby-Dic
 check lets it pass. ``AskedField`` asks the same model one question after such an answer, with
 its reply held to a choice: which field of the results holds what the user asked for, or
 ``none``. When it says none, or names a field that only gives back the call (named like one of
-its parameters, or holding one of its values: the title looked up, the account's id), the answer is replaced by the plain statement of
-what the tools returned and that it is not what was asked.
+its parameters, or holding one of its values: the title looked up, the account's id), the
+answer is replaced by the plain statement of what the tools returned and that it is not what
+was asked.
 
 It acts on answers written after a tool result with named fields, in any language (the fields
 are the tools' own names, the question quotes the user), and never on an answer that declines
@@ -70,9 +71,8 @@ class AskedField(Layer):
             "properties": {"field": {"type": "string", "enum": [*names, NONE]}},
             "required": ["field"],
         }
-        again = await call(
-            ModelRequest(ask, tool_choice="none", output_schema=schema)
-        )  # no tools: see the module
+        # asked without the tools: see the module
+        again = await call(ModelRequest(ask, tool_choice="none", output_schema=schema))
         picked = _picked(reply_text(again.response.message))
         usage = reply.response.usage + again.response.usage
         if picked is None or (picked != NONE and picked not in echoes):
@@ -87,15 +87,15 @@ def fields(done: Sequence[Outcome]) -> tuple[list[str], set[str]]:
     answer), first seen first, and those that only give back the call: named like one of its
     parameters, or every value one of its arguments (the title looked up, the account's id)."""
     names: list[str] = []
-    values: dict[str, list[str]] = {}
+    own: set[str] = set()  # fields with a value of their own somewhere
     for outcome in done:
         given = {str(v).casefold() for v in outcome.arguments.values()}
         for key, value in _fields(outcome.result):
             names.append(key)
-            echo = key in outcome.arguments or str(value).casefold() in given
-            values.setdefault(key, []).append("echo" if echo else "own")
+            if key not in outcome.arguments and str(value).casefold() not in given:
+                own.add(key)
     kept = list(dict.fromkeys(names))[:FIELDS]
-    return kept, {k for k in kept if set(values[k]) == {"echo"}}
+    return kept, set(kept) - own
 
 
 def _fields(data: Any) -> list[tuple[str, Any]]:
