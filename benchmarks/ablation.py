@@ -6,8 +6,7 @@
 
 Arms: ``all`` is ``LocalModel()`` (every layer of ``minloop.small.small_model_layers()``);
 ``-NAME`` is the same model with the layer NAME left out (``without=[NAME]``), one arm per
-layer; ``+asked`` has every layer and ``minloop.small.AskedField`` after them; ``+compact``
-has every layer and writes the tools into the prompt without the template's spaces
+layer; ``+compact`` has every layer and writes the tools into the prompt without the template's spaces
 (``compact_tools=True``); ``none`` is ``LocalModel().plain()``. The requests are the
 development split of ``agent_set.py``, or its test split with ``--split test`` (the rules were never written from
 it, and the run prints no request or answer of it, only counts), a random sample of it when
@@ -34,7 +33,7 @@ from agent_eval import report, side_by_side
 from agent_set import items
 
 from minloop import Loop, Model
-from minloop.small import LAYERS, AskedField, small_model_layers
+from minloop.small import LAYERS, small_model_layers
 
 
 def arms() -> dict[str, Callable[[], Model]]:
@@ -43,7 +42,6 @@ def arms() -> dict[str, Callable[[], Model]]:
     every: dict[str, Callable[[], Model]] = {"all": LocalModel}
     for name in LAYERS:
         every[f"-{name}"] = lambda name=name: LocalModel(layers=small_model_layers(without=[name]))  # type: ignore[misc]
-    every["+asked"] = lambda: LocalModel(layers=[*small_model_layers(), AskedField()])
     every["+compact"] = lambda: LocalModel(compact_tools=True)
     every["none"] = lambda: LocalModel().plain()
     return every

@@ -7,10 +7,6 @@
     grounding    Grounding     a call resting on a required value nobody said is not made
     evidence     EvidenceCheck an answer stating facts no one gave is sent back, then replaced
 
-``AskedField`` (an answer from results that hold nothing the user asked for is replaced) is
-not among them: it trades answers the tools serve for declines, and two seconds a request; add
-it by hand (``layers=[*small_model_layers(), AskedField()]``).
-
 ``without=("menu", ...)`` leaves those out (``benchmarks/ablation.py`` removes each in turn).
 The embedded model brings them (``LocalModel().layers``); any other model gets them with one
 argument: ``Loop(OpenAIModel(...), tools, layers=small_model_layers())``. They use only what
@@ -26,7 +22,6 @@ from collections.abc import Callable, Iterable
 
 from ..exceptions import MinloopError
 from ..layer import Layer
-from .asked import AskedField
 from .evidence import EvidenceCheck
 from .grounding import Grounding
 from .language import UserLanguage
@@ -34,7 +29,6 @@ from .menu import ToolMenu
 
 __all__ = [
     "LAYERS",
-    "AskedField",
     "EvidenceCheck",
     "Grounding",
     "ToolMenu",
