@@ -2,6 +2,7 @@
 
     nice -n 5 .venv/bin/python benchmarks/ablation.py --sample 40 --out ablation.jsonl
     .venv/bin/python benchmarks/ablation.py --split test --sample 48 --out ablation-test.jsonl
+    .venv/bin/python benchmarks/ablation.py --split test --groups one_call,two_step --arms all,-evidence
     .venv/bin/python benchmarks/ablation.py --report ablation.jsonl
 
 Arms: ``all`` is ``LocalModel()`` (every layer of ``minloop.small.small_model_layers()``);
@@ -10,7 +11,7 @@ layer; ``+compact`` has every layer and writes the tools into the prompt without
 (``compact_tools=True``); ``none`` is ``LocalModel().plain()``. The requests are the
 development split of ``agent_set.py``, or its test split with ``--split test`` (the rules were never written from
 it, and the run prints no request or answer of it, only counts), a random sample of it when
-``--sample`` is given; each
+``--sample`` is given, only the groups ``--groups`` names when it is given; each
 request runs through ``Loop(model, menu, max_steps=6)`` once per arm, the order of the arms
 turning round from one request to the next, and is judged by ``judge.py`` (see
 ``agent_eval.py``). The table gives, per arm, group and language: right answers, over-refusals
@@ -47,8 +48,15 @@ def arms() -> dict[str, Callable[[], Model]]:
     return every
 
 
-def measure(out: Path, chosen: list[str], sample: int | None, seed: int, split: str = "dev") -> None:
-    requests = items(split, seed)
+def measure(
+    out: Path,
+    chosen: list[str],
+    sample: int | None,
+    seed: int,
+    split: str = "dev",
+    groups: list[str] | None = None,
+) -> None:
+    requests = [item for item in items(split, seed) if groups is None or item.group in groups]
     if sample is not None and sample < len(requests):
         requests = sorted(random.Random(seed).sample(requests, sample), key=requests.index)
     command = shlex.join([Path(sys.executable).name, *sys.argv])
@@ -64,13 +72,16 @@ def main() -> None:
         "--arms", type=lambda text: text.split(","), help="arms to run, by comma: --arms=all,-grounding,none"
     )
     parser.add_argument("--split", choices=["dev", "test"], default="dev")
+    parser.add_argument(
+        "--groups", type=lambda text: text.split(","), help="only these groups: --groups=two_step"
+    )
     parser.add_argument("--sample", type=int, help="a random sample of this many requests of the split")
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--out", type=Path, default=Path("ablation.jsonl"))
     parser.add_argument("--report", type=Path, help="print the table of a finished run and stop")
     args = parser.parse_args()
     if args.report is None:
-        measure(args.out, args.arms or list(arms()), args.sample, args.seed, args.split)
+        measure(args.out, args.arms or list(arms()), args.sample, args.seed, args.split, args.groups)
     path = args.report or args.out
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     for command in dict.fromkeys(row.get("command", "") for row in rows):
