@@ -7,13 +7,13 @@
 
 Arms: ``all`` is ``LocalModel()`` (every layer of ``minloop.small.small_model_layers()``);
 ``-NAME`` is the same model with the layer NAME left out (``without=[NAME]``), one arm per
-layer; ``+compact`` has every layer and writes the tools into the prompt without the template's spaces
-(``compact_tools=True``); ``none`` is ``LocalModel().plain()``. The requests are the
-development split of ``agent_set.py``, or its test split with ``--split test`` (the rules were never written from
-it, and the run prints no request or answer of it, only counts), a random sample of it when
-``--sample`` is given, only the groups ``--groups`` names when it is given; each
-request runs through ``Loop(model, menu, max_steps=6)`` once per arm, the order of the arms
-turning round from one request to the next, and is judged by ``judge.py`` (see
+layer; ``+compact`` has every layer and writes the tools into the prompt without the
+template's spaces (``compact_tools=True``); ``none`` is ``LocalModel().plain()``. The requests
+are the development split of ``agent_set.py``, or its test split with ``--split test`` (the
+rules were never written from it, and the run prints no request or answer of it, only counts),
+only the groups ``--groups`` names when it is given, a random sample of those when ``--sample``
+is given; each request runs through ``Loop(model, menu, max_steps=6)`` once per arm, the order
+of the arms turning round from one request to the next, and is judged by ``judge.py`` (see
 ``agent_eval.py``). The table gives, per arm, group and language: right answers, over-refusals
 (a request the tools serve, declined), answers with invented values, and the median seconds per
 request; a layer earns its place where its arm (the others without it) loses answers.
@@ -31,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from agent_eval import report, side_by_side
-from agent_set import items
+from agent_set import GROUPS, items
 
 from minloop import Loop, Model
 from minloop.small import LAYERS, small_model_layers
@@ -80,6 +80,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("ablation.jsonl"))
     parser.add_argument("--report", type=Path, help="print the table of a finished run and stop")
     args = parser.parse_args()
+    if args.groups and (unknown := sorted(set(args.groups) - set(GROUPS))):
+        parser.error(f"--groups: no group is called {unknown[0]!r}; the groups are {', '.join(GROUPS)}")
     if args.report is None:
         measure(args.out, args.arms or list(arms()), args.sample, args.seed, args.split, args.groups)
     path = args.report or args.out
