@@ -266,9 +266,8 @@ def _is_json(text: Any) -> bool:
     return True
 
 
-def with_instruction(messages: list[Message], parallel: bool, honesty: str | None = None) -> list[Message]:
+def with_instruction(messages: list[Message], parallel: bool) -> list[Message]:
     instruction = PARALLEL_INSTRUCTION if parallel else FORMAT_INSTRUCTION
-    instruction = f"{honesty}\n{instruction}" if honesty else instruction
     if messages and messages[0].get("role") == "system" and isinstance(messages[0].get("content"), str):
         first = {**messages[0], "content": f"{messages[0]['content']}\n\n{instruction}"}
         return [first, *messages[1:]]
