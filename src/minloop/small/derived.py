@@ -4,11 +4,9 @@ check: "how many people work in sales and legal together" is answered by adding 
 
 ``derived`` gives, from the tool results since the user last spoke and the numbers of the
 user's last message: the number of items of each list, the sum and the mean of each list's
-numbers (of one key, for a list of objects) and of an object's three or more numbers
-(``{"mathematics": 88, "history": 74, "chemistry": 91}``), and the sum, difference, product,
-quotient, mean and change in percent of either ("rose 12.5%") of any two of those numbers or
-counts (the first 24; a text gives its number when it holds just one: "980.20 CHF", not a date
-or a time).
+numbers (of one key, for a list of objects), and the sum, difference, product, quotient and
+mean of any two of those numbers or counts (the first 24; a text gives its number when it holds
+just one: "980.20 CHF", not a date or a time).
 """
 
 from __future__ import annotations
@@ -36,16 +34,12 @@ def derived(messages: Sequence[Mapping[str, Any]]) -> list[float]:
     for a, b in combinations(operands, 2):
         found += [a + b, abs(a - b), a * b, (a + b) / 2]
         found += [x / y for x, y in ((a, b), (b, a)) if y]
-        found += [abs(a - b) / y * 100 for y in (a, b) if y]  # the change in percent: "rose 12.5%"
     return found
 
 
 def _walk(data: Any, operands: list[float], found: list[float]) -> None:
     """Collect ``data``'s numbers into ``operands``, and its lists' counts, sums and means into ``found``."""
     if isinstance(data, dict):
-        values = [float(v) for k, v in data.items() if k != "trace_id" and _is_number(v)]
-        if len(values) >= 3:  # "the total across all courses": an object's numbers, like a list's
-            found += [sum(values), sum(values) / len(values)]
         for key, item in data.items():
             if key != "trace_id":
                 _walk(item, operands, found)
