@@ -8,7 +8,9 @@
 Arms: ``all`` is ``LocalModel()`` (every layer of ``minloop.small.small_model_layers()``);
 ``-NAME`` is the same model with the layer NAME left out (``without=[NAME]``), one arm per
 layer; ``+compact`` has every layer and writes the tools into the prompt without the
-template's spaces (``compact_tools=True``); ``none`` is ``LocalModel().plain()``. The requests
+template's spaces (``compact_tools=True``); ``+breaks`` has every layer and gives the runtime the
+decision's JSON schema beside the tools, as before ``grammar_of``, so that the model may write
+its JSON over several lines; ``none`` is ``LocalModel().plain()``. The requests
 are the development split of ``agent_set.py``, or its test split with ``--split test`` (the
 rules were never written from it, and the run prints no request or answer of it, only counts),
 only the groups ``--groups`` names when it is given, a random sample of those when ``--sample``
@@ -28,6 +30,7 @@ import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 from agent_eval import report, side_by_side
@@ -45,6 +48,12 @@ def arms() -> dict[str, Callable[[], Model]]:
         every[f"-{name}"] = lambda name=name: LocalModel(layers=small_model_layers(without=[name]))  # type: ignore[misc]
     every["+compact"] = lambda: LocalModel(compact_tools=True)
     every["none"] = lambda: LocalModel().plain()
+
+    class Breaks(LocalModel):  # the schema and the tools as they are: line breaks as the model likes
+        def wire(self, body: dict[str, Any]) -> dict[str, Any]:
+            return body
+
+    every["+breaks"] = Breaks
     return every
 
 

@@ -1,7 +1,8 @@
-"""Tool definitions written as the model's template writes them, without the spaces."""
+"""Tool definitions written as the model's template writes them, and the schema as a grammar."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -10,8 +11,9 @@ import pytest
 from minloop import ModelRequest
 from minloop.builtins import default_tools
 from minloop.models.local import LocalModel
+from minloop.models.local.decoding import decision_schema
 from minloop.models.local.render import Layout, compact
-from minloop.models.local.runtime import post
+from minloop.models.local.runtime import grammar_of, post, tokenize
 
 HEAD = "\n\n# Tools\n<tools>"
 TAIL = "\n</tools>\nCall one."
@@ -64,20 +66,39 @@ def test_other_layouts_keep_the_tools_with_the_runtime() -> None:
     assert Layout.of(broken) is None
 
 
+def test_the_schema_becomes_a_grammar_with_one_space_at_most() -> None:
+    tool = {"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}
+    grammar = grammar_of(decision_schema([tool], "auto")) or ""
+    assert 'space ::= " "?' in grammar.splitlines() and '"\\n"' not in grammar
+    assert grammar_of({"type": "object", "properties": {"a": {"$ref": "#/nowhere"}}}) is None
+
+
 @pytest.mark.local_model
-def test_the_prompt_is_the_templates_own_but_for_the_spaces(local: LocalModel) -> None:
+def test_the_prompt_is_the_templates_own_and_the_schema_a_grammar(local: LocalModel) -> None:
     tools = [t.spec() for t in default_tools(".")]
     request = ModelRequest([{"role": "user", "content": "现在东京几点？"}], tools)
     body = local.body(request)
-    wired = LocalModel(compact_tools=True).wire(body)
-    assert "tools" not in wired and wired["json_schema"] == body["json_schema"]
     server = local.load()
-    ours = post(server, "/apply-template", {"messages": wired["messages"]})["prompt"]
     theirs = post(server, "/apply-template", {"messages": body["messages"], "tools": tools})["prompt"]
+    wired = local.wire(body)  # the default: the template's own spaces, and no tools beside a grammar
+    assert "tools" not in wired and wired["grammar"] == grammar_of(body["json_schema"])
+    assert post(server, "/apply-template", {"messages": wired["messages"]})["prompt"] == theirs
+    short = LocalModel(compact_tools=True).wire(body)
     for tool in tools:
         theirs = theirs.replace(json.dumps(tool, ensure_ascii=False), compact(tool))
-    assert ours == theirs
-    spaced = LocalModel()  # the default: the template's own spaces
-    assert spaced.wire(body) == body
-    short = LocalModel(compact_tools=True)
-    assert short.count_tokens(request.messages, tools) < 0.9 * spaced.count_tokens(request.messages, tools)
+    assert post(server, "/apply-template", {"messages": short["messages"]})["prompt"] == theirs
+    assert short["grammar"] == wired["grammar"]
+    fewer = LocalModel(compact_tools=True).count_tokens(request.messages, tools)
+    assert fewer < 0.9 * local.count_tokens(request.messages, tools)
+
+
+@pytest.mark.local_model
+def test_a_call_is_written_on_one_line(local: LocalModel) -> None:
+    tools = [t.spec() for t in default_tools(".")]
+    request = ModelRequest([{"role": "user", "content": "What time is it in Tokyo?"}], tools)
+    response = asyncio.run(local.call(request))
+    call = response.message["tool_calls"][0]["function"]
+    written = json.dumps(
+        {"name": call["name"], "arguments": json.loads(call["arguments"])}, ensure_ascii=False
+    )
+    assert response.usage.completion_tokens <= len(tokenize(local.load(), written)) + 1  # and the end

@@ -37,7 +37,8 @@ from .decoding import ANSWER, answer_schema, decision_schema, renderable, respon
 from .gguf import check_gguf
 from .loaded import Loaded
 from .prefix_cache import PrefixCache
-from .runtime import apply_template, complete, tokenize
+from .render import compact, spaced
+from .runtime import apply_template, complete, grammar_of, tokenize
 from .stream import streamed_call
 from .watch import CallWatch
 
@@ -197,12 +198,18 @@ class LocalModel(Loaded):
         return body
 
     def wire(self, body: dict[str, Any]) -> dict[str, Any]:
-        """The runtime request for ``body``: its tools written into the system message without the
-        spaces in their JSON (``compact_tools``)."""
-        layout = self._layout() if self.compact_tools and body.get("tools") else None
-        inlined = layout.inline(body["messages"], body["tools"]) if layout else None
+        """The runtime request for ``body``: its schema as a grammar without line breaks
+        (``runtime.grammar_of``), which the runtime takes only without ``tools``, so the tools are
+        written into the system message as the template writes them (without the spaces in their
+        JSON with ``compact_tools``); as it is for a template whose layout is not known."""
+        grammar = grammar_of(body["json_schema"]) if "json_schema" in body else None
+        layout = self._layout() if body.get("tools") and (grammar or self.compact_tools) else None
+        write = compact if self.compact_tools else spaced
+        inlined = layout.inline(body["messages"], body["tools"], write) if layout else None
         if inlined is not None:
             body = {**{k: v for k, v in body.items() if k != "tools"}, "messages": inlined}
+        if grammar is not None and "tools" not in body:
+            body = {**{k: v for k, v in body.items() if k != "json_schema"}, "grammar": grammar}
         return body
 
 

@@ -24,6 +24,8 @@ from ...messages import Message
 
 __all__ = ["Layout"]
 
+Write = Callable[[dict[str, Any]], str]
+
 _MARK = "⟦system⟧"
 _PROBES = [
     {
@@ -81,10 +83,12 @@ class Layout:
     def block(self, tools: Sequence[dict[str, Any]], write: Callable[[dict[str, Any]], str] = compact) -> str:
         return self.head + "".join("\n" + write(t) for t in tools) + self.tail
 
-    def inline(self, messages: list[Message], tools: Sequence[dict[str, Any]]) -> list[Message] | None:
-        """``messages`` with the tools written into their first (system) message; ``None`` when
-        they do not start with a system message of text."""
+    def inline(
+        self, messages: list[Message], tools: Sequence[dict[str, Any]], write: Write = compact
+    ) -> list[Message] | None:
+        """``messages`` with the tools written into their first (system) message, each by ``write``;
+        ``None`` when they do not start with a system message of text."""
         first = messages[0] if messages else {}
         if first.get("role") != "system" or not isinstance(first.get("content"), str):
             return None
-        return [{**first, "content": first["content"] + self.block(tools)}, *messages[1:]]
+        return [{**first, "content": first["content"] + self.block(tools, write)}, *messages[1:]]

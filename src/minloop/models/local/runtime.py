@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 import urllib.request
 from collections.abc import Callable, Sequence
-from functools import partial
+from functools import lru_cache, partial
 from typing import Any
 
 from ...exceptions import ContextOverflowError, MissingDependencyError, ModelError, ModelLoadError
@@ -17,10 +18,10 @@ from .stream import TEXT_SINK, streamed_completion
 
 __all__ = [
     "PROMPT_CACHE_MIB",
-    "RELEVANCE_QUESTION",
     "apply_template",
     "complete",
     "get",
+    "grammar_of",
     "load",
     "post",
     "tokenize",
@@ -136,6 +137,19 @@ def tokenize(server: Any, text: str) -> list[int]:
     return [int(t) for t in post(server, "/tokenize", {"content": text, "parse_special": True})["tokens"]]
 
 
-RELEVANCE_QUESTION = (
-    'Which function fits the user\'s request? Reply with the function name, or "none" if no function fits.'
-)
+def grammar_of(schema: dict[str, Any]) -> str | None:
+    """The runtime's grammar for the replies ``schema`` allows, with one space at most between their
+    parts (left to the schema, the model writes a call over seven indented lines, a third more
+    tokens to generate); ``None`` for a schema it cannot convert (the runtime then says why)."""
+    return _grammar(json.dumps(schema))
+
+
+@lru_cache(maxsize=64)
+def _grammar(schema: str) -> str | None:
+    try:
+        import xllamacpp
+
+        written = str(xllamacpp.json_schema_to_grammar(schema))
+    except Exception:
+        return None
+    return re.sub(r"^space ::= .*$", 'space ::= " "?', written, count=1, flags=re.MULTILINE)
