@@ -80,7 +80,7 @@ class Layout:
         expected = plain.replace(_MARK, _MARK + layout.block(_PROBES, spaced))
         return layout if expected == with_tools else None
 
-    def block(self, tools: Sequence[dict[str, Any]], write: Callable[[dict[str, Any]], str] = compact) -> str:
+    def block(self, tools: Sequence[dict[str, Any]], write: Write = compact) -> str:
         return self.head + "".join("\n" + write(t) for t in tools) + self.tail
 
     def inline(
