@@ -163,19 +163,9 @@ def test_a_function_model_streams_in_chunks_and_a_failing_model_ends_the_stream(
     assert result.error == "ModelError: upstream down"
 
 
-@pytest.mark.parametrize("how", ["break", "cancel"])
-def test_a_reader_that_leaves_mid_answer_cancels_the_run_and_the_trace_is_kept(
-    how: str, tmp_path: Path
-) -> None:
-    sink, store = RecordingSink(), SQLiteSink(tmp_path / "t.db")
-    loop = Loop(
-        ScriptedModel(
-            [reply(None, call("add", {"a": 1, "b": 1})), "One and one make two, as the tool said."],
-            chunk_size=2,
-        ),
-        [add],
-        sinks=[sink, store],
-    )
+def leave_mid_answer(loop: Loop, how: str) -> tuple[RunResult | None, list[StreamEvent]]:
+    """Stream "1 + 1?" and leave at the first piece of the answer: ``break`` out of the reading, or
+    ``cancel`` the reader while the model is still writing."""
     seen: list[StreamEvent] = []
     writing = asyncio.Event()
 
@@ -197,7 +187,23 @@ def test_a_reader_that_leaves_mid_answer_cancels_the_run_and_the_trace_is_kept(
             await asyncio.gather(reader, return_exceptions=True)
         return stream.result
 
-    result = asyncio.run(main())
+    return asyncio.run(main()), seen
+
+
+@pytest.mark.parametrize("how", ["break", "cancel"])
+def test_a_reader_that_leaves_mid_answer_cancels_the_run_and_the_trace_is_kept(
+    how: str, tmp_path: Path
+) -> None:
+    sink, store = RecordingSink(), SQLiteSink(tmp_path / "t.db")
+    loop = Loop(
+        ScriptedModel(
+            [reply(None, call("add", {"a": 1, "b": 1})), "One and one make two, as the tool said."],
+            chunk_size=2,
+        ),
+        [add],
+        sinks=[sink, store],
+    )
+    result, seen = leave_mid_answer(loop, how)
     store.close()
     assert result is not None and result.status == "cancelled"
     assert seen[-1] == TextDelta("On", 2)

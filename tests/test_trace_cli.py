@@ -57,6 +57,19 @@ def test_run_records_its_trace_and_show_displays_every_step(trace_db: Path) -> N
     assert "final message: 6*7 is 42; 1/0 is undefined." in lines
 
 
+LISTED = (
+    "trace_id",
+    "status",
+    "steps",
+    "prompt_tokens",
+    "completion_tokens",
+    "total_tokens",
+    "model",
+    "prompt",
+    "error",
+)
+
+
 def test_ls_lists_runs_and_filters_by_status() -> None:
     ok = run_scripted()
     with ChatServer([reply(None, call("calculator", {"expression": "1+1"}, id="c1"))]) as server:
@@ -66,23 +79,7 @@ def test_ls_lists_runs_and_filters_by_status() -> None:
     failed = json.loads(stdout)["trace_id"]
     code, stdout, _ = invoke("trace", "ls", "--json")
     assert code == 0
-    listed = [
-        {
-            k: r[k]
-            for k in (
-                "trace_id",
-                "status",
-                "steps",
-                "prompt_tokens",
-                "completion_tokens",
-                "total_tokens",
-                "model",
-                "prompt",
-                "error",
-            )
-        }
-        for r in json.loads(stdout)
-    ]
+    listed = [{k: r[k] for k in LISTED} for r in json.loads(stdout)]
     assert listed == [
         {
             "trace_id": failed,
