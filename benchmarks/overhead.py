@@ -39,13 +39,13 @@ import time
 from typing import Any, ClassVar
 
 from overhead_stream import (
-    _STREAMED,
     STREAM_CONTENDERS,
+    STREAMED,
     TOOLS,
-    _sse_reply,
     add,
     add_async,
     measure_stream,
+    sse_reply,
     stream_bench,
 )
 
@@ -104,8 +104,8 @@ class MockChat(asyncio.Protocol):
             self.buffer = self.buffer[end + 4 + length :]
             rounds = int(head.split(" ", 2)[1].split("/")[1][1:])
             key = (rounds, len(_TOOL_ROLE.findall(body)))
-            if _STREAMED.search(body):
-                self.transport.write(_sse_reply(*key))
+            if STREAMED.search(body):
+                self.transport.write(sse_reply(*key))
                 continue
             if key not in self.cache:
                 self.cache[key] = _reply(*key)
@@ -294,9 +294,6 @@ def print_imports() -> None:
     print("\nimport time (best of 9, fresh interpreter each, bytecode cached):")
     for label, ms in times.items():
         print(f"  {label:<46} {ms:6.0f} ms  {ms / base:5.2f}x")
-
-
-# -- streaming rows -----------------------------------------------------------------------------
 
 
 def main() -> None:

@@ -47,7 +47,7 @@ async def add_async(a: int, b: int) -> int:
 
 
 STREAM_CONTENDERS = ("httpx-stream", "minloop-stream")
-_STREAMED = re.compile(rb'"stream":\s*true')
+STREAMED = re.compile(rb'"stream":\s*true')
 ANSWER_PIECES = ("The ", "sums ", "are ", "in: ", "every ", "round ", "is ", "done.")
 
 
@@ -63,7 +63,7 @@ def _chunk(delta: dict[str, Any] | None, finish: str | None = None, **extra: Any
 
 
 @functools.cache
-def _sse_reply(rounds_asked: int, rounds_done: int) -> bytes:
+def sse_reply(rounds_asked: int, rounds_done: int) -> bytes:
     chunks = [_chunk({"role": "assistant", "content": ""})]
     if rounds_done >= rounds_asked:
         chunks += [_chunk({"content": piece}) for piece in ANSWER_PIECES]

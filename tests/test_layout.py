@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-SRC = Path(__file__).resolve().parents[1] / "src" / "minloop"
+ROOT = Path(__file__).resolve().parents[1]
+SRC = ROOT / "src" / "minloop"
 MAX_FILE_LINES = 400
 MAX_FUNCTION_LINES = 60
 CORE = {
@@ -68,17 +69,16 @@ def resolve(target: str, known: dict[str, Path]) -> str | None:
 
 def code_files() -> list[str]:
     """Every Python file of the project: the package, its tests, benchmarks and examples."""
-    root = SRC.parents[1]
     return sorted(
-        str(p.relative_to(root))
+        str(p.relative_to(ROOT))
         for d in ("src", "tests", "benchmarks", "examples")
-        for p in (root / d).rglob("*.py")
+        for p in (ROOT / d).rglob("*.py")
     )
 
 
 @pytest.mark.parametrize("name", code_files())
 def test_files_and_functions_stay_within_the_size_budgets(name: str) -> None:
-    path = SRC.parents[1] / name
+    path = ROOT / name
     text = path.read_text(encoding="utf-8")
     assert text.count("\n") <= MAX_FILE_LINES, f"{path} has {text.count(chr(10))} lines"
     long = [
