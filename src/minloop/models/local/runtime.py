@@ -140,8 +140,14 @@ def tokenize(server: Any, text: str) -> list[int]:
 def grammar_of(schema: dict[str, Any]) -> str | None:
     """The runtime's grammar for the replies ``schema`` allows, with one space at most between their
     parts (left to the schema, the model writes a call over seven indented lines, a third more
-    tokens to generate); ``None`` for a schema it cannot convert (the runtime then says why)."""
+    tokens to generate): a GBNF grammar, or with a runtime built with llguidance the schema with
+    fixed separators (``ONE_LINE``); ``None`` for a schema it cannot convert (the runtime then
+    says why)."""
     return _grammar(json.dumps(schema))
+
+
+# a runtime built with llguidance (the prebuilt wheels) keeps the schema and reads these options
+ONE_LINE = {"whitespace_flexible": False, "item_separator": ", ", "key_separator": ": "}
 
 
 @lru_cache(maxsize=64)
@@ -150,6 +156,9 @@ def _grammar(schema: str) -> str | None:
         import xllamacpp
 
         written = str(xllamacpp.json_schema_to_grammar(schema))
+        if written.startswith("%llguidance"):
+            held = {**json.loads(schema), "x-guidance": ONE_LINE}
+            return str(xllamacpp.json_schema_to_grammar(json.dumps(held)))
     except Exception:
         return None
     return re.sub(r"^space ::= .*$", 'space ::= " "?', written, count=1, flags=re.MULTILINE)
