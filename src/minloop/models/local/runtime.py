@@ -28,9 +28,8 @@ __all__ = [
 ]
 
 # llama.cpp keeps the KV state of prompts its one slot held before in this much memory, and
-# restores the one sharing the longest prefix with a new prompt: a Chinese request's translation
-# (worked examples first) and the decision after it (tools first) each find their own prefix
-# again. Measured on six Chinese requests with the 1.5B model: 3.7 s a request against 5.7 s.
+# restores the one sharing the longest prefix with a new prompt, so a decision after a translation
+# finds its own prefix again (six Chinese requests, the 1.5B model: 3.7 s a request against 5.7 s).
 PROMPT_CACHE_MIB = 1024
 
 
@@ -138,15 +137,12 @@ def tokenize(server: Any, text: str) -> list[int]:
 
 
 def grammar_of(schema: dict[str, Any]) -> str | None:
-    """The runtime's grammar for the replies ``schema`` allows, with one space at most between their
-    parts (left to the schema, the model writes a call over seven indented lines, a third more
-    tokens to generate): a GBNF grammar, or with a runtime built with llguidance the schema with
-    fixed separators (``ONE_LINE``); ``None`` for a schema it cannot convert (the runtime then
-    says why)."""
+    """The replies ``schema`` allows, on one line: GBNF with one space at most between the parts,
+    or for a runtime built with llguidance the schema with fixed separators (``ONE_LINE``);
+    ``None`` for a schema it cannot convert (the runtime then says why)."""
     return _grammar(json.dumps(schema))
 
 
-# a runtime built with llguidance (the prebuilt wheels) keeps the schema and reads these options
 ONE_LINE = {"whitespace_flexible": False, "item_separator": ", ", "key_separator": ": "}
 
 
@@ -157,8 +153,8 @@ def _grammar(schema: str) -> str | None:
 
         written = str(xllamacpp.json_schema_to_grammar(schema))
         if written.startswith("%llguidance"):
-            held = {**json.loads(schema), "x-guidance": ONE_LINE}
-            return str(xllamacpp.json_schema_to_grammar(json.dumps(held)))
+            held = json.dumps({**json.loads(schema), "x-guidance": ONE_LINE})
+            return str(xllamacpp.json_schema_to_grammar(held))
     except Exception:
         return None
     return re.sub(r"^space ::= .*$", 'space ::= " "?', written, count=1, flags=re.MULTILINE)
