@@ -214,11 +214,12 @@ def test_local_decoding_puts_the_output_schema_under_answer() -> None:
     answer = answer_schema(schema)
     assert answer_schema(None) == ANSWER
     assert answer["properties"]["answer"]["properties"]["city"] == {"$ref": "#/$defs/City"}
-    assert answer["$defs"] == schema["$defs"] and "$defs" not in answer["properties"]["answer"]
+    city = {**schema["$defs"]["City"], "additionalProperties": False}  # decoded with no other keys
+    assert answer["$defs"] == {"City": city} and "$defs" not in answer["properties"]["answer"]
     tools = [lookup.spec()]
     both = decision_schema(tools, "auto", answer=answer)
     assert (
-        both["$defs"] == schema["$defs"] and both["anyOf"][-1]["properties"]["answer"]["title"] == "Reading"
+        both["$defs"] == answer["$defs"] and both["anyOf"][-1]["properties"]["answer"]["title"] == "Reading"
     )
     assert decision_schema(tools, "none", answer=answer) == answer
     assert "$defs" not in decision_schema(tools, "required", answer=answer)
@@ -261,19 +262,23 @@ def test_a_list_of_choices_is_decoded_with_at_most_as_many_items_as_choices() ->
         "$defs": {"Stay": {"anyOf": [amenities, {"type": "null"}]}},
     }
     limited = {**amenities, "maxItems": 3}
+    room = {"type": "object", "properties": {"kind": limited}, "additionalProperties": False}
     assert bounded(params) == {
         **params,
         "properties": {
             "amenities": limited,
             "flags": params["properties"]["flags"],  # already fewer than the two booleans
-            "rooms": {"type": "array", "items": {"type": "object", "properties": {"kind": limited}}},
+            "rooms": {"type": "array", "items": room},  # an object names its keys: no others
             "tags": params["properties"]["tags"],  # free text: no bound
         },
         "$defs": {"Stay": {"anyOf": [limited, {"type": "null"}]}},
+        "additionalProperties": False,
     }
     tools = [{"type": "function", "function": {"name": "find_hotels", "parameters": params}}]
     arguments = decision_schema(tools, "required")["properties"]["arguments"]
-    assert arguments == {**bounded(params), "additionalProperties": False}
+    assert arguments == bounded(params)
+    free = {"type": "object", "properties": {"kind": {"type": "string"}}, "additionalProperties": True}
+    assert bounded(free) == free and bounded({"type": "object"}) == {"type": "object"}
     assert params["properties"]["amenities"] == amenities  # the tool's own schema is not changed
 
 

@@ -59,6 +59,7 @@ def answer_schema(output_schema: dict[str, Any] | None) -> dict[str, Any]:
     ``$defs`` moved to the top, where its references point)."""
     if output_schema is None:
         return ANSWER
+    output_schema = bounded(output_schema)
     inner = {k: v for k, v in output_schema.items() if k != "$defs"}
     schema = {**ANSWER, "properties": {"answer": inner}}
     return {**schema, "$defs": output_schema["$defs"]} if "$defs" in output_schema else schema
@@ -112,16 +113,15 @@ def decision_schema(
 
 
 def _arguments(parameters: dict[str, Any] | None) -> dict[str, Any]:
-    schema = bounded(dict(parameters or {"type": "object", "properties": {}}))
-    schema.setdefault("additionalProperties", False)
-    return schema
+    return bounded({"type": "object", "properties": {}, **(parameters or {})})  # closed: no other keys
 
 
 def bounded(schema: Any) -> Any:
-    """``schema`` with every list of choices (enum members, a constant, booleans) limited to as
-    many items as there are choices. Decoding cannot require the items to differ, and the 0.5B
-    model, asked for a hotel's amenities from four members, wrote "Breakfast" until the token
-    limit (12 s); a longer list of them would repeat one anyway."""
+    """``schema`` with every object that names its properties closed to others, as llama.cpp's
+    own grammar reads it (with llguidance a model added ``temperature_f`` to a typed answer), and
+    every list of choices (enum members, a constant, booleans) limited to as many items as there
+    are choices. Decoding cannot require the items to differ, and the 0.5B model, asked for a
+    hotel's amenities from four members, wrote "Breakfast" until the token limit (12 s)."""
     if not isinstance(schema, dict):
         return schema
     out = dict(schema)
@@ -135,6 +135,8 @@ def bounded(schema: Any) -> Any:
     if choices := _choices(out.get("items")):
         limit = out.get("maxItems")
         out["maxItems"] = min(choices, limit) if isinstance(limit, int) else choices
+    if "properties" in out and "patternProperties" not in out:
+        out.setdefault("additionalProperties", False)
     return out
 
 

@@ -17,6 +17,7 @@ from .prefix_cache import PrefixCache, prefix_dir
 from .stream import TEXT_SINK, streamed_completion
 
 __all__ = [
+    "ONE_LINE",
     "PROMPT_CACHE_MIB",
     "apply_template",
     "complete",
@@ -31,6 +32,8 @@ __all__ = [
 # restores the one sharing the longest prefix with a new prompt, so a decision after a translation
 # finds its own prefix again (six Chinese requests, the 1.5B model: 3.7 s a request against 5.7 s).
 PROMPT_CACHE_MIB = 1024
+# llguidance's options for JSON on one line, with the separators the model writes by itself
+ONE_LINE = {"whitespace_flexible": False, "item_separator": ", ", "key_separator": ": "}
 
 
 def load(path: str, n_ctx: int, threads: int) -> Any:
@@ -102,10 +105,7 @@ def complete(
 
 
 def _all(sinks: Sequence[Callable[[str], bool]]) -> Callable[[str], bool]:
-    def every(piece: str) -> bool:
-        return any([sink(piece) for sink in sinks])  # a list: every sink sees every piece
-
-    return every
+    return lambda piece: any([sink(piece) for sink in sinks])  # a list: every sink sees every piece
 
 
 def get(server: Any, path: str) -> dict[str, Any]:
@@ -141,9 +141,6 @@ def grammar_of(schema: dict[str, Any]) -> str | None:
     or for a runtime built with llguidance the schema with fixed separators (``ONE_LINE``);
     ``None`` for a schema it cannot convert (the runtime then says why)."""
     return _grammar(json.dumps(schema))
-
-
-ONE_LINE = {"whitespace_flexible": False, "item_separator": ", ", "key_separator": ": "}
 
 
 @lru_cache(maxsize=64)
