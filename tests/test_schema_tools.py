@@ -131,6 +131,24 @@ def test_an_open_schema_accepts_unknown_arguments_and_passes_them_on() -> None:
     assert seen == [{"a": 1, "b-c": "x"}]
 
 
+def test_a_schema_made_of_parts_takes_their_properties_and_refuses_others() -> None:
+    seen: list[dict[str, Any]] = []
+    parts = [{"properties": {"item": {"type": "string"}}, "required": ["item"]}]
+    parts.append({"properties": {"detail": {"type": "boolean"}}})
+    t = tool_from_schema(
+        "lookup", "Look up an item.", {"type": "object", "allOf": parts}, lambda **a: seen.append(a) or "open"
+    )
+    good, other = (
+        call("lookup", {"item": "42", "detail": True}),
+        call("lookup", {"item": "42", "colour": "red"}),
+    )
+    result = Loop(ScriptedModel([reply(None, good, other), "Open."]), [t]).run_sync("item 42?")
+    assert seen == [{"item": "42", "detail": True}]  # the parts' properties are the tool's
+    refused = json.loads(str(result.messages[3]["content"]))
+    unknown = {"loc": "(root)", "msg": "unknown argument(s) 'colour'; expected: detail, item"}
+    assert (refused["code"], refused["problems"]) == ("ERR_TOOL_ARGS_INVALID", [unknown])
+
+
 def test_async_callable_timeout_and_approval() -> None:
     wait = tool_from_schema(
         "wait",

@@ -21,10 +21,13 @@ _OPEN_KEYS = ("additionalProperties", "unevaluatedProperties", "patternPropertie
 
 def closed(schema: Mapping[str, Any]) -> dict[str, Any]:
     """``schema`` with ``additionalProperties: false`` at the top level when it says nothing about
-    extra keys, so unknown arguments are refused. Nested objects are left as they are."""
+    extra keys, so unknown arguments are refused; ``unevaluatedProperties: false`` for a schema
+    whose properties come from its parts (``allOf``, ``anyOf``, ``oneOf``, ``$ref``), which
+    ``additionalProperties`` does not see. Nested objects are left as they are."""
     out = dict(schema)
     if out.get("type", "object") == "object" and not any(k in out for k in _OPEN_KEYS):
-        out["additionalProperties"] = False
+        composed = any(k in out for k in ("allOf", "anyOf", "oneOf", "$ref"))
+        out["unevaluatedProperties" if composed else "additionalProperties"] = False
     return out
 
 
@@ -57,8 +60,12 @@ def problems(schema: Mapping[str, Any], value: Any, where: str) -> list[dict[str
 
 
 def _message(error: Any) -> str:
-    if error.validator == "additionalProperties" and error.validator_value is False:
-        known = sorted((error.schema.get("properties") or {}).keys())
+    if (
+        error.validator in ("additionalProperties", "unevaluatedProperties")
+        and error.validator_value is False
+    ):
+        parts = [error.schema, *(p for k in ("allOf", "anyOf", "oneOf") for p in error.schema.get(k) or [])]
+        known = sorted({name for p in parts if isinstance(p, dict) for name in p.get("properties") or {}})
         extra = sorted(set(error.instance) - set(known)) if isinstance(error.instance, dict) else []
         what = "argument(s)" if not error.absolute_path else "key(s)"
         return f"unknown {what} {', '.join(map(repr, extra))}; expected: {', '.join(known) or 'none'}"

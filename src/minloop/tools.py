@@ -281,8 +281,9 @@ def tool_from_schema(
     ``fn`` (sync or async) is called with the validated arguments as keyword arguments.
     Arguments are checked against ``parameters`` before the call (Draft 2020-12 unless the
     schema names another draft). A schema that does not say ``additionalProperties`` is
-    treated as closed when checking: arguments it does not list are refused, like ``@tool``
-    refuses them; write ``"additionalProperties": true`` to accept any. Results are checked
+    treated as closed when checking: arguments it does not list (itself or in the parts of its
+    ``allOf``, ``anyOf`` or ``oneOf``) are refused, like ``@tool`` refuses them; write
+    ``"additionalProperties": true`` to accept any. Results are checked
     against ``output_schema`` when given (``ERR_TOOL_SCHEMA_MISMATCH`` otherwise). The options
     mean what they mean for ``@tool``; ``key`` names the argument that receives the ``CallKey``.
     Both schemas are checked here: an invalid one raises ``ToolDefinitionError``.
