@@ -279,6 +279,8 @@ def test_a_list_of_choices_is_decoded_with_at_most_as_many_items_as_choices() ->
     assert arguments == bounded(params)
     free = {"type": "object", "properties": {"kind": {"type": "string"}}, "additionalProperties": True}
     assert bounded(free) == free and bounded({"type": "object"}) == {"type": "object"}
+    parts = {"allOf": [{"properties": {"a": {"type": "string"}}}, {"properties": {"b": {"type": "string"}}}]}
+    assert bounded(parts) == parts  # parts of one object: closing each would leave none
     assert params["properties"]["amenities"] == amenities  # the tool's own schema is not changed
 
 

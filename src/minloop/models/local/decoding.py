@@ -113,12 +113,13 @@ def decision_schema(
 
 
 def _arguments(parameters: dict[str, Any] | None) -> dict[str, Any]:
-    return bounded({"type": "object", "properties": {}, **(parameters or {})})  # closed: no other keys
+    schema = parameters or {"type": "object", "properties": {}}
+    return bounded(schema if "allOf" in schema else {"properties": {}, **schema})  # closed: no other keys
 
 
-def bounded(schema: Any) -> Any:
-    """``schema`` with every object that names its properties closed to others, as llama.cpp's
-    own grammar reads it (with llguidance a model added ``temperature_f`` to a typed answer), and
+def bounded(schema: Any, close: bool = True) -> Any:
+    """``schema`` with every object that names its properties closed to others (not the parts of
+    an ``allOf``), as llama.cpp's own grammar reads it (llguidance let a model add keys), and
     every list of choices (enum members, a constant, booleans) limited to as many items as there
     are choices. Decoding cannot require the items to differ, and the 0.5B model, asked for a
     hotel's amenities from four members, wrote "Breakfast" until the token limit (12 s)."""
@@ -129,13 +130,13 @@ def bounded(schema: Any) -> Any:
         if key in ("items", "additionalProperties", "not") and isinstance(sub, dict):
             out[key] = bounded(sub)
         elif key in ("anyOf", "oneOf", "allOf", "prefixItems") and isinstance(sub, list):
-            out[key] = [bounded(s) for s in sub]
+            out[key] = [bounded(s, key != "allOf") for s in sub]
         elif key in ("properties", "$defs", "definitions") and isinstance(sub, dict):
             out[key] = {name: bounded(s) for name, s in sub.items()}
     if choices := _choices(out.get("items")):
         limit = out.get("maxItems")
         out["maxItems"] = min(choices, limit) if isinstance(limit, int) else choices
-    if "properties" in out and "patternProperties" not in out:
+    if close and "properties" in out and not {"patternProperties", "allOf"} & out.keys():
         out.setdefault("additionalProperties", False)
     return out
 
