@@ -17,6 +17,7 @@ __all__ = ["closed", "compile_schema", "problems"]
 _CACHE_LIMIT = 4096
 _compiled: dict[int, tuple[Mapping[str, Any], Any]] = {}
 _OPEN_KEYS = ("additionalProperties", "unevaluatedProperties", "patternProperties")
+_PARTS = ("allOf", "anyOf", "oneOf")  # where a schema's properties may come from, besides itself
 
 
 def closed(schema: Mapping[str, Any]) -> dict[str, Any]:
@@ -26,7 +27,7 @@ def closed(schema: Mapping[str, Any]) -> dict[str, Any]:
     ``additionalProperties`` does not see. Nested objects are left as they are."""
     out = dict(schema)
     if out.get("type", "object") == "object" and not any(k in out for k in _OPEN_KEYS):
-        composed = any(k in out for k in ("allOf", "anyOf", "oneOf", "$ref"))
+        composed = any(k in out for k in (*_PARTS, "$ref"))
         out["unevaluatedProperties" if composed else "additionalProperties"] = False
     return out
 
@@ -64,7 +65,7 @@ def _message(error: Any) -> str:
         error.validator in ("additionalProperties", "unevaluatedProperties")
         and error.validator_value is False
     ):
-        parts = [error.schema, *(p for k in ("allOf", "anyOf", "oneOf") for p in error.schema.get(k) or [])]
+        parts = [error.schema, *(p for k in _PARTS for p in error.schema.get(k) or [])]
         known = sorted({name for p in parts if isinstance(p, dict) for name in p.get("properties") or {}})
         extra = sorted(set(error.instance) - set(known)) if isinstance(error.instance, dict) else []
         what = "argument(s)" if not error.absolute_path else "key(s)"
