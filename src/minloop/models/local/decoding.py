@@ -113,7 +113,7 @@ def decision_schema(
 
 
 def _arguments(parameters: dict[str, Any] | None) -> dict[str, Any]:
-    schema = parameters or {"type": "object", "properties": {}}
+    schema = {"type": "object", **(parameters or {})}
     return bounded(schema if "allOf" in schema else {"properties": {}, **schema})  # closed: no other keys
 
 
