@@ -277,3 +277,28 @@ def test_a_call_cut_off_by_the_token_limit_is_not_made() -> None:
     assert "tool_calls" in asyncio.run(short.plain().call(request)).message  # the bare model makes it anyway
     step = Loop(short, [calculator], max_steps=1).run_sync("What is 1234 * 5678?").steps[0]
     assert step.tool_calls == () and isinstance(step.message["content"], str)  # with its layers: not made
+
+
+@pytest.mark.local_model
+def test_a_tool_whose_parameters_are_one_of_two_shapes_is_called_with_the_shared_ones_too(
+    local: LocalModel,
+) -> None:
+    from minloop.tools import tool_from_schema
+
+    params = {
+        "type": "object",
+        "properties": {"kind": {"type": "string", "enum": ["book", "film"]}},
+        "required": ["kind"],
+        "anyOf": [
+            {"properties": {"item_id": {"type": "integer"}}, "required": ["item_id"]},
+            {"properties": {"title": {"type": "string"}}, "required": ["title"]},
+        ],
+    }
+    seen: list[dict[str, object]] = []
+    find = tool_from_schema("find_item", "Find a book or a film by its id or its title.", params,
+                            lambda **args: seen.append(args) or {"year": 1937})  # fmt: skip
+    result = Loop(local, [find], max_steps=1).run_sync("When was the book with id 4411 published?")
+    assert [json.loads(c.arguments) for c in result.steps[0].tool_calls] == [
+        {"kind": "book", "item_id": 4411}
+    ]
+    assert seen == [{"kind": "book", "item_id": 4411}]  # before, the grammar left out "kind": refused

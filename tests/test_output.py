@@ -19,6 +19,7 @@ from minloop.models.local.decoding import (
     parse_decision,
 )
 from minloop.models.openai import OpenAIModel
+from minloop.schemas import problems
 from minloop.testing import ChatServer, ScriptedModel, call, reply
 
 from .conftest import content, masked
@@ -282,6 +283,44 @@ def test_a_list_of_choices_is_decoded_with_at_most_as_many_items_as_choices() ->
     parts = {"allOf": [{"properties": {"a": {"type": "string"}}}, {"properties": {"b": {"type": "string"}}}]}
     assert bounded(parts) == parts  # parts of one object: closing each would leave none
     assert params["properties"]["amenities"] == amenities  # the tool's own schema is not changed
+
+
+def test_a_part_of_an_any_of_takes_the_properties_its_parent_gives_beside_it() -> None:
+    params = {
+        "type": "object",
+        "properties": {"kind": {"type": "string"}},
+        "required": ["kind"],
+        "anyOf": [
+            {"properties": {"id": {"type": "integer"}}, "required": ["id"]},
+            {"properties": {"名称": {"type": "string"}}, "required": ["名称"]},
+        ],
+        "$defs": {"Unused": {"type": "string"}},
+    }
+    tools = [{"type": "function", "function": {"name": "find", "parameters": params}}]
+    arguments = decision_schema(tools, "required")["properties"]["arguments"]
+    kind = {"kind": {"type": "string"}}
+    assert arguments == {
+        "anyOf": [
+            {"type": "object", "properties": {**kind, "id": {"type": "integer"}}, "required": ["kind", "id"],
+             "additionalProperties": False},
+            {"type": "object", "properties": {**kind, "名称": {"type": "string"}}, "required": ["kind", "名称"],
+             "additionalProperties": False},
+        ],
+        "$defs": {"Unused": {"type": "string"}},
+    }  # fmt: skip
+    for value, fits in [
+        ({"kind": "a", "id": 3}, True),
+        ({"kind": "a", "名称": "书"}, True),
+        ({"id": 3}, False),
+    ]:
+        assert (problems(arguments, value, "arguments") == []) is fits
+        assert (problems(params, value, "arguments") == []) is fits  # the same values as the tool's
+    only_parts = {"type": "object", "oneOf": [{"properties": {"id": {"type": "integer"}}}]}
+    assert bounded(only_parts) == {
+        "oneOf": [
+            {"type": "object", "properties": {"id": {"type": "integer"}}, "additionalProperties": False}
+        ]
+    }
 
 
 def test_a_schema_reference_that_points_nowhere_is_refused_when_the_loop_is_built() -> None:

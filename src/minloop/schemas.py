@@ -12,7 +12,7 @@ from typing import Any
 
 from .exceptions import ToolDefinitionError
 
-__all__ = ["closed", "compile_schema", "problems"]
+__all__ = ["closed", "compile_schema", "distributed", "problems"]
 
 _CACHE_LIMIT = 4096
 _compiled: dict[int, tuple[Mapping[str, Any], Any]] = {}
@@ -30,6 +30,33 @@ def closed(schema: Mapping[str, Any]) -> dict[str, Any]:
         composed = any(k in out for k in (*_PARTS, "$ref"))
         out["unevaluatedProperties" if composed else "additionalProperties"] = False
     return out
+
+
+def distributed(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """``schema`` with the properties (and everything else) it gives beside an ``anyOf`` or
+    ``oneOf`` carried into each of the parts, so that each part is a whole object on its own:
+    ``{"properties": {"kind": ...}, "anyOf": [{"properties": {"x": ...}}, ...]}`` becomes
+    ``{"anyOf": [{"properties": {"kind": ..., "x": ...}}, ...]}``. Grammar converters read the
+    parts alone, and a part closed to other keys would otherwise refuse the parent's. The same
+    object values pass both; ``$defs`` stay at the top, where references look for them."""
+    out = dict(schema)
+    for key in ("anyOf", "oneOf"):
+        parts = out.get(key)
+        if not isinstance(parts, list) or not all(isinstance(p, dict) for p in parts):
+            continue
+        kept: dict[str, Any] = {k: out.pop(k) for k in ("$defs", "definitions") if k in out}
+        rest = {k: v for k, v in out.items() if k != key}
+        if not rest:
+            return {**out, **kept}
+        return {key: [_merged(rest, part) for part in parts], **kept}
+    return out
+
+
+def _merged(whole: Mapping[str, Any], part: Mapping[str, Any]) -> dict[str, Any]:
+    required = [*whole.get("required", []), *part.get("required", [])]
+    properties = {**whole.get("properties", {}), **part.get("properties", {})}
+    merged = {**whole, **part, "properties": properties, "required": list(dict.fromkeys(required))}
+    return {k: v for k, v in merged.items() if v or k not in ("properties", "required")}
 
 
 def compile_schema(schema: Mapping[str, Any], where: str) -> Any:

@@ -20,6 +20,7 @@ from typing import Any
 
 from ...decision import is_standard_control
 from ...messages import Message, loads
+from ...schemas import distributed
 from ...textcalls import json_payloads
 from ..base import ModelResponse, ToolChoice, Usage
 
@@ -119,14 +120,14 @@ def _arguments(parameters: dict[str, Any] | None) -> dict[str, Any]:
 
 def bounded(schema: Any, close: bool = True) -> Any:
     """``schema`` with every object that names its properties closed to others (not the parts of
-    an ``allOf``), as llama.cpp's own grammar reads it (llguidance let a model add keys), and
-    every list of choices (enum members, a constant, booleans) limited to as many items as there
-    are choices. Decoding cannot require the items to differ, and the 0.5B model, asked for a
-    hotel's amenities from four members, wrote "Breakfast" until the token limit (12 s)."""
+    an ``allOf``; an ``anyOf`` part takes its parent's, ``distributed``), as llama.cpp's grammar
+    reads it (llguidance let a model add keys), and every list of choices (enum members, a
+    constant, booleans) limited to as many items as there are choices: the 0.5B model, asked for
+    a hotel's amenities from four members, wrote "Breakfast" until the token limit (12 s)."""
     if not isinstance(schema, dict):
         return schema
-    out = dict(schema)
-    for key, sub in schema.items():
+    out = distributed(schema)
+    for key, sub in list(out.items()):
         if key in ("items", "additionalProperties", "not") and isinstance(sub, dict):
             out[key] = bounded(sub)
         elif key in ("anyOf", "oneOf", "allOf", "prefixItems") and isinstance(sub, list):
@@ -160,7 +161,8 @@ def parse_decision(text: str, call_prefix: str = "call", *, truncated: bool = Fa
     answer keeps its text so far.
     """
     payloads = json_payloads(text) or (_salvage(text) if truncated else [])
-    payloads = [c for p in payloads for c in (_calls(p) if isinstance(p.get("calls"), list) else [p])]
+    payloads = [c for p in payloads for c in (p["calls"] if isinstance(p.get("calls"), list) else [p])]
+    payloads = [p for p in payloads if isinstance(p, dict)]
     calls = [p for p in payloads if isinstance(p.get("name"), str)]
     if calls:
         return {
@@ -179,10 +181,6 @@ def parse_decision(text: str, call_prefix: str = "call", *, truncated: bool = Fa
         a if isinstance(a, str) else _dump_args(a) for p in payloads if (a := p.get("answer")) is not None
     ]
     return {"role": "assistant", "content": answers[0] if answers else text.strip()}
-
-
-def _calls(payload: dict[str, Any]) -> list[dict[str, Any]]:
-    return [c for c in payload["calls"] if isinstance(c, dict)]
 
 
 _PARTIAL_CALL = re.compile(r'^\s*\{\s*"name"\s*:\s*"([^"]+)"\s*,\s*"arguments"\s*:\s*(.*)$', re.DOTALL)
