@@ -13,7 +13,7 @@ from minloop.small import LAYERS, EvidenceCheck, Grounding, ToolMenu, UserLangua
 from minloop.small.language import TRANSLATE
 from minloop.small.notes import ungrounded_note
 from minloop.testing import ScriptedModel, call, reply
-from tests.conftest import masked
+from tests.conftest import content, masked
 
 
 @tool
@@ -65,6 +65,39 @@ def test_a_call_on_a_value_nobody_said_is_not_made_and_the_model_answers_briefly
     assert first is not None and first.refuse is not None and first.language == "en"
     assert first.refuse("get_weather", {"city": "Paris"}) and not first.refuse(
         "get_weather", {"city": "weather"}
+    )
+
+
+def test_a_value_only_the_note_sending_an_answer_back_quotes_does_not_ground_a_call() -> None:
+    from minloop.builtins import calculator
+
+    model = ScriptedModel(
+        [
+            reply(None, call("get_weather", {"city": "Paris"})),
+            "It is sunny and 64 degrees in Paris.",  # 64: nobody said it; sent back, the note quotes it
+            reply(None, call("calculator", {"expression": "64"})),  # not made: 64 comes from the note
+            "It is sunny and 64 degrees in Paris.",  # asked again without the calculator: no call
+            "It is sunny and 18 °C in Paris.",  # told, tools off, that 64 is no value given
+        ]
+    )
+    with model:
+        result = Loop(model, [get_weather, calculator], layers=small_model_layers()).run_sync(
+            "What's the weather in Paris?"
+        )
+    weather = content(city="Paris", temperature_c=18, condition="sunny")
+    assert masked(result.messages, result.trace_id) == [
+        {"role": "user", "content": "What's the weather in Paris?"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [call("get_weather", {"city": "Paris"}, id="call_1_1")],
+        },
+        {"role": "tool", "tool_call_id": "call_1_1", "name": "get_weather", "content": weather},
+        {"role": "assistant", "content": "It is sunny and 64 degrees in Paris."},
+        {"role": "assistant", "content": "It is sunny and 18 °C in Paris."},
+    ]
+    assert result.status == "success" and model.requests[2].messages[-1]["content"].startswith(
+        "Your answer states 64"
     )
 
 

@@ -3,7 +3,8 @@
 A small model asked to decide between a tool and an answer almost always picks a tool, and
 fills the arguments it was not given with plausible inventions: a date for "when was the
 Declaration signed", a city for "what's the weather". ``Grounding`` checks each call of a
-decision against the conversation (``values``: the user's, system and tool messages): values
+decision against the conversation (``values``: the user's, system and tool messages, not the
+loop's control message, which may quote what an answer sent back stated): values
 are first mapped onto their parameter's vocabulary (a time zone, an enum member, a date
 format), optional arguments whose values are not found are dropped (the function's default
 applies), and when a *required* value is not found, or the arguments are cut off (no JSON
@@ -43,7 +44,7 @@ class Grounding(Layer):
     async def wrap_model(self, run: RunState, request: ModelRequest, call: CallModel) -> Reply:
         if request.tool_choice == "none" or not request.tools:
             return await call(request)
-        evidence = list(request.messages)
+        evidence = _said(run, request)
         refuse = _Refusal(request.tools, evidence, self.resolve)
         reply = await call(request.asking(WhileDecoding(refuse=refuse)))
         if not reply.response.message.get("tool_calls"):
@@ -78,6 +79,13 @@ class Grounding(Layer):
         if not message.get("tool_calls") or still or _cut_off(message):
             return None
         return replace(reply, response=replace(reply.response, message=message))
+
+
+def _said(run: RunState, request: ModelRequest) -> list[Message]:
+    """The messages a call may draw its values from: not the loop's control message, which may
+    quote what an answer sent back stated ("Your answer states 64, which no tool result ...")."""
+    control = run.prompt.control_text if run.prompt is not None else None
+    return [m for m in request.messages if control is None or m.get("content") != control]
 
 
 def _cut_off(message: Message) -> dict[str, list[str]]:
