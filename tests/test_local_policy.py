@@ -137,41 +137,6 @@ def test_an_answer_that_is_no_decline_after_every_call_failed_is_replaced() -> N
     assert check("Order Z9 was not found.", nothing) is None
 
 
-def test_an_answer_that_leaves_out_one_of_two_lookups_is_sent_back_once() -> None:
-    calls = [
-        {"id": f"c{i}", "type": "function", "function": {"name": "get_weather", "arguments": json.dumps(a)}}
-        for i, a in enumerate(({"city": "Tokyo"}, {"city": "Sydney"}))
-    ]
-    messages: list[dict[str, Any]] = [
-        {"role": "user", "content": "东京和悉尼的天气怎么样？"},
-        {"role": "assistant", "content": None, "tool_calls": calls},
-        {
-            "role": "tool",
-            "tool_call_id": "c0",
-            "content": '{"city": "Tokyo", "temperature": 21, "condition": "clear"}',
-        },
-        {
-            "role": "tool",
-            "tool_call_id": "c1",
-            "content": '{"city": "Sydney", "temperature": 27, "condition": "sunny"}',
-        },
-    ]
-    check = EvidenceCheck()
-    note = check("东京现在21°C，天气晴朗。", messages)
-    assert (
-        note
-        == "你的回答漏掉了 get_weather 对 Sydney 返回的结果：city Sydney, temperature 27, condition sunny。"
-        "请根据上面每一次调用的结果重新回答，用户问到的每一项都要回答。"
-    )
-    assert check("东京21°C，晴；悉尼27°C，晴。", messages) is None
-    again = [
-        *messages,
-        {"role": "assistant", "content": "东京现在21°C。"},
-        {"role": "system", "content": note},
-    ]
-    assert check("东京现在21°C，天气晴朗。", again) is None  # sent back once; the second answer stands
-
-
 @tool(timeout=2.0)
 def get_flight_status(flight_number: str, date: str) -> dict:
     """Get the status of a flight (on time, delayed, cancelled) on a date.

@@ -11,8 +11,7 @@ An answer given after tools ran must also use them: when it states nothing only 
 gave and neither declines nor asks back, it is sent back the same way, unless it gives back what
 the user stated (``restates_user``); an answer given without any tool is held to its facts
 only, so chit-chat passes. When every call since the user spoke failed or found nothing, an
-answer that does not say so is replaced at once; when a tool was called for several things,
-an answer that uses nothing of one result is sent back once.
+answer that does not say so is replaced at once.
 
 It is both an answer check (``Controls(answer_check=EvidenceCheck())``) and a layer, which also
 asks a model that reads its answer as it writes it to stop at the end of the first unsupported
@@ -35,8 +34,8 @@ from ..state import Prompt, Reply, RunState
 from .declined import declines
 from .drawn import LIST_MARKER, among, draws_on_tools, tool_values
 from .facts import leaves, typed, unsupported
-from .notes import BETWEEN, LEFT_OUT, NOTES, SEPARATOR, UNUSED, plain_statement, plainly
-from .results import left_out, since_user, unserved
+from .notes import NOTES, SEPARATOR, UNUSED, plain_statement
+from .results import since_user, unserved
 from .values import Evidence
 
 __all__ = ["AnswerWatch", "EvidenceCheck", "declines", "restates_user", "unsupported"]
@@ -78,23 +77,12 @@ class EvidenceCheck(Layer):
         if unused and _across_scripts(answer, tool_values(messages) or ""):
             unused = False  # "订单已送达" from "delivered": the words cannot be compared
         if not facts and not unused:
-            return self._left_out(answer, messages, first_try)
+            return None
         if not first_try or not (drawn or self.resend_unused):
             return Replacement(plain_statement(messages, language, menu))
         if unused:
             return UNUSED[note]
         return NOTES[note].format(facts=SEPARATOR[note].join(facts[:5]))
-
-    def _left_out(self, answer: str, messages: Sequence[Mapping[str, Any]], first_try: bool) -> str | None:
-        """The note sending back, once, an answer that uses nothing of one of several results of
-        a tool (``results.left_out``)."""
-        missing = left_out(answer, messages) if first_try else []
-        if not missing:
-            return None
-        note = self.note_language or user_language(messages)
-        what = SEPARATOR[note].join(", ".join(map(str, o.arguments.values())) for o in missing)
-        values = BETWEEN[note].join(plainly(o.result) for o in missing)
-        return LEFT_OUT[note].format(tool=missing[0].tool, what=what, values=values)
 
     async def before_model(self, run: RunState, prompt: Prompt) -> Prompt:
         if run.controls.answer_check is not None:

@@ -13,7 +13,6 @@ from .results import outcomes, reason
 __all__ = [
     "BETWEEN",
     "DECLINES",
-    "LEFT_OUT",
     "NOTES",
     "NO_TOOL",
     "RETURNED",
@@ -46,13 +45,6 @@ UNUSED: dict[Language, str] = {
         "你的回答没有用到任何工具结果。请只根据工具结果重新回答；如果工具结果里没有用户要的信息，"
         "请直接说明你没有这些信息，并指出缺少什么，不要猜测。"
     ),
-}
-LEFT_OUT: dict[Language, str] = {
-    "en": (
-        "Your answer leaves out what {tool} returned for {what}: {values}. Answer again with the result of every "
-        "call above, for each thing the user asked about."
-    ),
-    "zh": "你的回答漏掉了 {tool} 对 {what} 返回的结果：{values}。请根据上面每一次调用的结果重新回答，用户问到的每一项都要回答。",
 }
 DECLINES: dict[Language, str] = {
     "en": "I can't answer that reliably: the tools I have did not provide the information it needs.",

@@ -1,16 +1,11 @@
 """What the tool results since the user last spoke say, call by call, for the evidence check.
 
-Two rules of ``EvidenceCheck`` read them, and its plain statement of what the tools did:
-
-* ``unserved``: every call failed (the loop's error envelope: the service is down, the city is
-  unknown) or found nothing (``"found": false``, or every list in the result empty). Then nothing
-  a tool said can answer the request, and an answer that does not say so is replaced by the
-  plain statement of what happened: the 1.5B model, told the flight-status service was down,
-  answered "The flight BA117 is delayed", which holds no number for the fact check to find.
-* ``left_out``: a tool was called for several things (the weather in Tokyo and in Sydney, the
-  phone numbers of two people) and the answer uses nothing of one of its results: no number,
-  word or code that result has and the user's message and the other results do not. The 0.5B
-  model, given both phone numbers, told only the first.
+One rule of ``EvidenceCheck`` reads them, and its plain statement of what the tools did:
+``unserved``, every call failed (the loop's error envelope: the service is down, the city is
+unknown) or found nothing (``"found": false``, or every list in the result empty). Then nothing a
+tool said can answer the request, and an answer that does not say so is replaced by the plain
+statement of what happened: the 1.5B model, told the flight-status service was down, answered
+"The flight BA117 is delayed", which holds no number for the fact check to find.
 """
 
 from __future__ import annotations
@@ -19,19 +14,14 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from itertools import pairwise
 from typing import Any, Literal
-
-from ..language import numbers_in
 
 __all__ = [
     "Outcome",
     "call_arguments",
     "kind_of",
-    "left_out",
     "outcomes",
     "reason",
-    "served",
     "since_user",
     "text_of",
     "unserved",
@@ -81,11 +71,6 @@ def since_user(messages: Sequence[Mapping[str, Any]]) -> Sequence[Mapping[str, A
     return messages[last:]
 
 
-def served(messages: Sequence[Mapping[str, Any]]) -> list[Outcome]:
-    """The calls since the user last spoke whose tool served a result, oldest first."""
-    return [o for o in outcomes(messages) if o.kind == "served"]
-
-
 def kind_of(result: Any) -> Literal["served", "failed", "empty"]:
     """What a result (read from JSON) was: served, failed (the loop's error envelope) or empty."""
     if isinstance(result, dict) and isinstance(result.get("code"), str) and "error" in result:
@@ -102,35 +87,6 @@ def unserved(messages: Sequence[Mapping[str, Any]]) -> bool:
     """Whether tools ran since the user last spoke and every one failed or found nothing."""
     done = outcomes(messages)
     return bool(done) and all(o.kind != "served" for o in done)
-
-
-def left_out(answer: str, messages: Sequence[Mapping[str, Any]]) -> list[Outcome]:
-    """The served calls of a tool called for several things whose result the answer uses nothing
-    of (see the module); empty when every one is used, or no tool was called twice."""
-    done = served(messages)
-    user = " ".join(str(m.get("content")) for m in messages if m.get("role") == "user")
-    said = _marks(user)
-    used = _marks(answer)
-    missing = []
-    for outcome in done:
-        twins = [o for o in done if o.tool == outcome.tool and o is not outcome]
-        if not twins or all(o.arguments == outcome.arguments for o in twins):
-            continue
-        others = set().union(*(_marks(text_of(o.result)) for o in twins))
-        own = _marks(text_of(outcome.result)) - others - said
-        if own and not own & used:
-            missing.append(outcome)
-    return missing
-
-
-def _marks(text: str) -> set[str]:
-    """What can show that a text was used: its numbers, its words and codes, its pairs of
-    neighbouring Chinese characters."""
-    lowered = text.lower()
-    numbers = {f"{abs(n):g}" for n in numbers_in(lowered) if n not in (0.0, 1.0)}
-    words = {t for t in _TOKEN.findall(lowered) if len(t) >= 3 and not t.isdigit()}
-    pairs = {a + b for run in _HAN.findall(lowered) for a, b in pairwise(run)}
-    return numbers | words | pairs
 
 
 def text_of(data: Any) -> str:
