@@ -137,6 +137,21 @@ def test_an_answer_that_is_no_decline_after_every_call_failed_is_replaced() -> N
     assert check("Order Z9 was not found.", nothing) is None
 
 
+def test_why_the_loop_refused_a_call_is_told_in_the_users_language() -> None:
+    refused = {"error": "arguments do not match the tool's schema", "code": "ERR_TOOL_ARGS_INVALID"}
+    for request, answer, told in [
+        (
+            "电影《卧虎藏龙》是哪一年的？",
+            "是1937年的。",
+            "find_item 没有给出结果（调用的参数不符合工具的要求）",
+        ),
+        ("When was the book 4411 published?", "In 1937.", "find_item did not answer (arguments do not match"),
+    ]:
+        messages = ran(request, "find_item", {"item_id": 1}, {**refused, "tool": "find_item"})
+        replaced = EvidenceCheck()(answer, messages)
+        assert isinstance(replaced, Replacement) and told in replaced.text, replaced
+
+
 @tool(timeout=2.0)
 def get_flight_status(flight_number: str, date: str) -> dict:
     """Get the status of a flight (on time, delayed, cancelled) on a date.

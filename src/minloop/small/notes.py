@@ -75,6 +75,19 @@ SAID: dict[Language, dict[str, str]] = {
         "asked": " {values} 的",
     },
 }
+# Why the loop itself refused or stopped a call, in Chinese; in English the envelope's own words
+# are used, and a tool's own error (ERR_TOOL_FAILED) is quoted as the tool wrote it.
+LOOP_REASONS_ZH = {
+    "ERR_TOOL_ARGS_INVALID": "调用的参数不符合工具的要求",
+    "ERR_TOOL_SCHEMA_MISMATCH": "工具返回的结果不符合它声明的格式",
+    "ERR_TOOL_UNKNOWN": "没有这个工具",
+    "ERR_TOOL_DENIED": "这次调用没有获得批准",
+    "ERR_TOOL_BUDGET": "调用次数已用完",
+    "ERR_TOOL_IN_DOUBT": "无法确定这次调用是否已经执行",
+    "ERR_TOOL_NOT_STORED": "这次调用的结果没有保存下来",
+    "ERR_TOOL_INPUT_REQUIRED": "工具需要用户补充信息",
+    "ERR_TOOL_UNAUTHORIZED": "没有调用这个工具的权限",
+}
 BETWEEN: dict[Language, str] = {"en": "; ", "zh": "；"}
 QUOTED_CHARS = 200
 
@@ -121,8 +134,9 @@ def _results(messages: Sequence[Mapping[str, Any]], language: Language) -> list[
         if code == "ERR_TOOL_TIMEOUT":
             said.append(words["late"].format(tool=done.tool))
         elif code is not None:
+            why = LOOP_REASONS_ZH.get(code) if language == "zh" else None
             said.append(
-                words["failed"].format(tool=done.tool, reason=_cut(reason(str(done.result["error"]))))
+                words["failed"].format(tool=done.tool, reason=why or _cut(reason(str(done.result["error"]))))
             )
         elif done.kind == "empty":
             asked = words["asked"].format(values=_plain(done.arguments)) if done.arguments else ""
