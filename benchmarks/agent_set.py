@@ -53,6 +53,16 @@ class Item:
     menu: tuple[str, ...]  # the domains whose tools are offered
 
 
+def group_names(text: str) -> list[str]:
+    """An argument of groups by comma (``--groups=one_call,two_step``), each one of ``GROUPS``."""
+    names = text.split(",")
+    if unknown := sorted(set(names) - set(GROUPS)):
+        raise argparse.ArgumentTypeError(
+            f"no group is called {unknown[0]!r}; the groups are {', '.join(GROUPS)}"
+        )
+    return names
+
+
 def splits(seed: int = SEED) -> dict[str, list[str]]:
     """The domains of each split: half for development, half for test."""
     names = sorted(d.name for d in DOMAINS)

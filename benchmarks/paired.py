@@ -30,7 +30,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 from agent_eval import run
-from agent_set import GROUPS, items
+from agent_set import group_names, items
 
 from minloop import Loop
 
@@ -98,13 +98,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--where", help="MODULE:NAME, the predicate that is true where the change acts")
     parser.add_argument("--split", choices=["dev", "test"], default="dev")
-    parser.add_argument("--groups", type=lambda text: text.split(","), help="only these groups")
+    parser.add_argument("--groups", type=group_names, help="only these groups: --groups=two_step")
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--out", type=Path, default=Path("paired.jsonl"))
     parser.add_argument("--report", type=Path, help="print the figures of a finished run and stop")
     args = parser.parse_args()
-    if args.groups and (unknown := sorted(set(args.groups) - set(GROUPS))):
-        parser.error(f"--groups: no group is called {unknown[0]!r}; the groups are {', '.join(GROUPS)}")
     if args.report is None:
         if not args.where or ":" not in args.where:
             parser.error("--where MODULE:NAME is needed for a run")
