@@ -101,6 +101,26 @@ def test_a_value_only_the_note_sending_an_answer_back_quotes_does_not_ground_a_c
     )
 
 
+def test_the_watch_on_a_sent_back_answer_does_not_take_the_note_s_quote_as_evidence() -> None:
+    model = ScriptedModel(
+        [
+            reply(None, call("get_weather", {"city": "Paris"})),
+            "It is sunny and 64 degrees in Paris.",  # sent back: the note quotes 64
+            "It is sunny and 18 °C in Paris.",
+        ]
+    )
+    with model:
+        result = Loop(model, [get_weather], layers=small_model_layers()).run_sync(
+            "What's the weather in Paris?"
+        )
+    assert result.output == "It is sunny and 18 °C in Paris."
+    again = model.requests[2]
+    assert again.messages[-1]["content"].startswith("Your answer states 64")
+    assert again.decoding is not None and again.decoding.stop is not None
+    assert again.decoding.stop("It is sunny and 64 degrees in Paris. ")  # stopped at once, as the first
+    assert not again.decoding.stop("It is sunny and 18 °C in Paris. ")
+
+
 @pytest.mark.parametrize("forced", ["required", "get_weather"])
 def test_a_forced_call_on_a_value_nobody_said_is_not_made_either(forced: str) -> None:
     model = ScriptedModel([reply(None, call("get_weather", {"city": "Paris"})), "Which city do you mean?"])

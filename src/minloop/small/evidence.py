@@ -36,7 +36,7 @@ from .drawn import LIST_MARKER, among, draws_on_tools, tool_values
 from .facts import leaves, typed, unsupported
 from .notes import NOTES, SEPARATOR, UNUSED, plain_statement
 from .results import since_user, unserved
-from .values import Evidence
+from .values import Evidence, conversation
 
 __all__ = ["AnswerWatch", "EvidenceCheck", "declines", "restates_user", "unsupported"]
 
@@ -94,7 +94,7 @@ class EvidenceCheck(Layer):
     async def wrap_model(self, run: RunState, request: ModelRequest, call: CallModel) -> Reply:
         if run.controls.answer_check is not None or request.output_schema is not None:
             return await call(request)
-        return await call(request.asking(WhileDecoding(stop=AnswerWatch(request.messages))))
+        return await call(request.asking(WhileDecoding(stop=AnswerWatch(conversation(run, request)))))
 
 
 class AnswerWatch:

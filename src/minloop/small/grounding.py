@@ -29,7 +29,7 @@ from ..models.base import ModelRequest, WhileDecoding
 from ..state import Reply, RunState
 from .notes import ungrounded_note
 from .results import call_arguments
-from .values import Grounds, ground_calls
+from .values import Grounds, conversation, ground_calls
 
 __all__ = ["Grounding"]
 
@@ -44,7 +44,7 @@ class Grounding(Layer):
     async def wrap_model(self, run: RunState, request: ModelRequest, call: CallModel) -> Reply:
         if request.tool_choice == "none" or not request.tools:
             return await call(request)
-        evidence = _said(run, request)
+        evidence = conversation(run, request)
         refuse = _Refusal(request.tools, evidence, self.resolve)
         reply = await call(request.asking(WhileDecoding(refuse=refuse)))
         if not reply.response.message.get("tool_calls"):
@@ -79,13 +79,6 @@ class Grounding(Layer):
         if not message.get("tool_calls") or still or _cut_off(message):
             return None
         return replace(reply, response=replace(reply.response, message=message))
-
-
-def _said(run: RunState, request: ModelRequest) -> list[Message]:
-    """The messages a call may draw its values from: not the loop's control message, which may
-    quote what an answer sent back stated ("Your answer states 64, which no tool result ...")."""
-    control = run.prompt.control_text if run.prompt is not None else None
-    return [m for m in request.messages if control is None or m.get("content") != control]
 
 
 def _cut_off(message: Message) -> dict[str, list[str]]:

@@ -53,12 +53,16 @@ from ..language import (
     user_language,
     zones_in,
 )
+from ..messages import Message
+from ..models.base import ModelRequest
+from ..state import RunState
 from .derived import derived
 from .results import call_arguments
 
 __all__ = [
     "Evidence",
     "Grounds",
+    "conversation",
     "ground_calls",
     "named_zones",
     "prune",
@@ -78,6 +82,13 @@ _STOP = frozenset(  # words that say nothing of a value
     "a an the of to in on at by for and or with from as is are be it its this that these those my your our "  # noqa: SIM905
     "their me i you we they what which who how us".split()
 )
+
+
+def conversation(run: RunState, request: ModelRequest) -> list[Message]:
+    """The messages of ``request`` a value may come from: not the loop's control message, which
+    may quote what an answer sent back stated ("Your answer states 64, which no tool result ...")."""
+    control = run.prompt.control_text if run.prompt is not None else None
+    return [m for m in request.messages if control is None or m.get("content") != control]
 
 
 class Evidence:
