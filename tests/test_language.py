@@ -49,6 +49,14 @@ def test_a_unit_that_begins_with_a_chinese_multiplier_does_not_multiply() -> Non
     assert 3000.0 in numbers_in("3千元") and 3e7 in numbers_in("3千万元")
 
 
+def test_the_one_of_words_that_count_nothing_is_no_number() -> None:
+    """一共 "in all", 一起 "together", 一样 "the same", 唯一 "only", 万一 "in case": no 1 stated."""
+    assert numbers_in("《战争与和平》和《小王子》一共有几本？") == []
+    assert numbers_in("他们一起去，价格一样，这是唯一的办法，万一下雨呢？") == []
+    assert numbers_in("一份番茄炒蛋加一份海鲜饭一共多少？") == [1.0, 1.0]  # 一份: one serving
+    assert numbers_in("第十一共有几层？三万一千人") == [11.0, 31000.0]  # inside a numeral it counts
+
+
 def test_numbers_in_mixed_text() -> None:
     assert sorted(numbers_in("1.2万人，百分之五，3千万元，12,000 miles, five million")) == [
         0.05,

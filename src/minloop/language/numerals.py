@@ -6,7 +6,8 @@
   (``100 million``) or a Chinese unit (``1.2万`` is 12000, ``3千万`` is 30000000);
 * English number words: ``five``, ``twenty``, ``a dozen``, ``twice``, ``five million``, ``two dozen``;
 * Chinese numerals: ``一千二百三十四`` (1234), ``两万``, ``三点五`` (3.5), ``二〇二六`` read digit
-  by digit (2026), ``百分之五`` (5, and 0.05 as a fraction);
+  by digit (2026), ``百分之五`` (5, and 0.05 as a fraction); not the 一 of words where it counts
+  nothing (``一共`` "in all", ``一起`` "together", ``一样`` "the same", ``唯一`` "only");
 * percentages (``5%``) also give their fraction (0.05).
 
 ``implied_numbers(text)`` returns the numbers its words imply: a week is 7 days, "quarterly"
@@ -131,6 +132,10 @@ _CHINESE = re.compile(f"(?<![\\d.{_CN}])[{_CN}]+(?:点[{''.join(_DIGITS)}]+(?![{
 NOT_A_UNIT = "(?![卡克米瓦焦帕赫])"  # what follows 千 when it multiplies: 千克 is kg, 千卡 kcal, 千米 km
 _DIGITS_WITH_UNIT = re.compile(rf"(\d+(?:\.\d+)?)\s*([十百千万亿萬億]+){NOT_A_UNIT}")
 _PERCENT = re.compile(r"百分之|%|％")
+# Words where 一 is no number: 一共 "in all", 一起 "together", 一样 "the same", 统一, 唯一, 万一 ...
+_NOT_ONE = re.compile(
+    f"(?<![{_CN}])(?:一(?=[共起样下直些般定切旦致边同律向再味贯齐])|[统唯]一|万一)(?![{_CN}])"
+)
 
 
 def chinese_number(text: str) -> float | None:
@@ -208,7 +213,13 @@ def _english_words(text: str) -> list[float]:
     return found
 
 
+def counts_nothing(text: str) -> bool:
+    """Whether ``text`` has a word whose 一 counts nothing (一共, 一起, 一样, 唯一 ...)."""
+    return _NOT_ONE.search(text) is not None
+
+
 def _chinese(text: str) -> list[float]:
+    text = _NOT_ONE.sub(" ", text) if counts_nothing(text) else text
     words = (m.group() for m in _CHINESE.finditer(text))
     values = (
         chinese_number(w) for w in words if w not in "百千万亿佰仟萬億"
