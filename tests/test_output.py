@@ -19,7 +19,7 @@ from minloop.models.local.decoding import (
     parse_decision,
 )
 from minloop.models.openai import OpenAIModel
-from minloop.schemas import problems
+from minloop.schemas import closed, distributed, problems
 from minloop.testing import ChatServer, ScriptedModel, call, reply
 
 from .conftest import content, masked
@@ -280,8 +280,8 @@ def test_a_list_of_choices_is_decoded_with_at_most_as_many_items_as_choices() ->
     assert arguments == bounded(params)
     free = {"type": "object", "properties": {"kind": {"type": "string"}}, "additionalProperties": True}
     assert bounded(free) == free and bounded({"type": "object"}) == {"type": "object"}
-    parts = {"allOf": [{"properties": {"a": {"type": "string"}}}, {"properties": {"b": {"type": "string"}}}]}
-    assert bounded(parts) == parts  # parts of one object: closing each would leave none
+    referred = {"allOf": [{"$ref": "#/$defs/A"}, {"properties": {"b": {"type": "string"}}}]}
+    assert bounded(referred) == referred  # parts of one object: closing each would leave none
     assert params["properties"]["amenities"] == amenities  # the tool's own schema is not changed
 
 
@@ -321,6 +321,47 @@ def test_a_part_of_an_any_of_takes_the_properties_its_parent_gives_beside_it() -
             {"type": "object", "properties": {"id": {"type": "integer"}}, "additionalProperties": False}
         ]
     }
+
+
+def test_an_all_of_of_plain_parts_is_decoded_as_one_closed_object() -> None:
+    text, number = {"type": "string"}, {"type": "integer"}
+    params = {
+        "type": "object",
+        "properties": {"kind": text},
+        "required": ["kind"],
+        "allOf": [
+            {"properties": {"id": number}, "required": ["id"]},
+            {"type": "object", "properties": {"名称": text}, "description": "optional"},
+        ],
+    }
+    tools = [{"type": "function", "function": {"name": "find", "parameters": params}}]
+    arguments = decision_schema(tools, "required")["properties"]["arguments"]
+    assert arguments == {
+        "type": "object",
+        "properties": {"kind": text, "id": number, "名称": text},
+        "required": ["kind", "id"],
+        "additionalProperties": False,
+    }
+    for value, fits in [
+        ({"kind": "a", "id": 3}, True),
+        ({"kind": "a", "id": 3, "名称": "书"}, True),
+        ({"id": 3}, False),
+        ({"kind": "a", "id": 3, "other": 1}, False),
+    ]:
+        assert (problems(arguments, value, "arguments") == []) is fits
+        assert (problems(closed(params), value, "arguments") == []) is fits  # as the tool checks them
+    # left as they are: a part that is more than properties, two parts defining one property
+    # differently, a parent closed on its own properties
+    for kept in (
+        {"allOf": [{"properties": {"id": number}, "minProperties": 1}]},
+        {"allOf": [{"properties": {"id": number}}, {"properties": {"id": text}}]},
+        {
+            "properties": {"kind": text},
+            "additionalProperties": False,
+            "allOf": [{"properties": {"id": number}}],
+        },
+    ):
+        assert distributed(kept) == kept
 
 
 def test_a_schema_reference_that_points_nowhere_is_refused_when_the_loop_is_built() -> None:

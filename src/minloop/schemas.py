@@ -18,6 +18,7 @@ _CACHE_LIMIT = 4096
 _compiled: dict[int, tuple[Mapping[str, Any], Any]] = {}
 _OPEN_KEYS = ("additionalProperties", "unevaluatedProperties", "patternProperties")
 _PARTS = ("allOf", "anyOf", "oneOf")  # where a schema's properties may come from, besides itself
+_PLAIN = frozenset({"type", "properties", "required", "title", "description"})  # an allOf part to merge
 
 
 def closed(schema: Mapping[str, Any]) -> dict[str, Any]:
@@ -36,10 +37,12 @@ def distributed(schema: Mapping[str, Any]) -> dict[str, Any]:
     """``schema`` with the properties (and everything else) it gives beside an ``anyOf`` or
     ``oneOf`` carried into each of the parts, so that each part is a whole object on its own:
     ``{"properties": {"kind": ...}, "anyOf": [{"properties": {"x": ...}}, ...]}`` becomes
-    ``{"anyOf": [{"properties": {"kind": ..., "x": ...}}, ...]}``. Grammar converters read the
-    parts alone, and a part closed to other keys would otherwise refuse the parent's. The same
+    ``{"anyOf": [{"properties": {"kind": ..., "x": ...}}, ...]}``; an ``allOf`` of parts that
+    only name properties is made one object with all of them. Grammar converters read the
+    parts alone (llama.cpp's makes every property of an ``allOf`` part required, and the
+    parent's optional or absent), and a part closed to other keys would refuse the parent's. The same
     object values pass both; ``$defs`` stay at the top, where references look for them."""
-    out = dict(schema)
+    out = _joined(schema)
     for key in ("anyOf", "oneOf"):
         parts = out.get(key)
         if not isinstance(parts, list) or not all(isinstance(p, dict) for p in parts):
@@ -50,6 +53,26 @@ def distributed(schema: Mapping[str, Any]) -> dict[str, Any]:
             return {**out, **kept}
         return {key: [_merged(rest, part) for part in parts], **kept}
     return out
+
+
+def _joined(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """``schema`` with its ``allOf`` made one object, when each part only names properties (and
+    which are required), no two define one property differently and the parent says nothing of
+    other keys (its ``additionalProperties`` would refuse the parts' properties); else as it is."""
+    parts, out = schema.get("allOf"), dict(schema)
+    if not isinstance(parts, list) or not all(map(_plain, parts)) or "additionalProperties" in out:
+        return out
+    out.pop("allOf")
+    for part in parts:
+        mine, theirs = out.get("properties", {}), part.get("properties", {})
+        if any(mine[name] != theirs[name] for name in mine.keys() & theirs.keys()):
+            return dict(schema)
+        out = _merged(out, {k: v for k, v in part.items() if k in ("properties", "required")})
+    return out
+
+
+def _plain(part: Any) -> bool:
+    return isinstance(part, dict) and part.keys() <= _PLAIN and part.get("type", "object") == "object"
 
 
 def _merged(whole: Mapping[str, Any], part: Mapping[str, Any]) -> dict[str, Any]:
