@@ -38,6 +38,7 @@ NOT_RUN = {
     "minloop serve": "a server that runs until it is stopped",
     "curl ": "a client of a running minloop serve (docs/serve.md's Python clients run against one)",
     "llama-server ": "llama.cpp's model server, which runs until it is stopped",
+    "minloop model-server": "llama.cpp's model server, which runs until it is stopped",
     "ollama ": "Ollama downloads a model and serves it until it is stopped",
 }
 MODEL_COMMANDS = ("minloop run ", "minloop resume ")  # without --base-url: the embedded model

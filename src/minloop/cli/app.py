@@ -30,6 +30,7 @@ from .calls import CacheDbOpt, CacheOpt, ConcurrencyOpt, RetryOpt, call_keywords
 from .doctor import doctor_command
 from .eval import eval_bfcl_command
 from .mcp import McpHeaderOpt, McpResourceOpt, mcp_app, open_servers, parse_headers, read_resources
+from .model_server import model_server_command
 from .runs import (
     Run,
     Setup,
@@ -313,6 +314,7 @@ def _register() -> None:
     app.add_typer(eval_app, name="eval")
     app.command("replay")(replay_command)
     app.command("serve")(serve_command)
+    app.command("model-server")(model_server_command)
     app.add_typer(trace_app, name="trace")
     app.add_typer(mcp_app, name="mcp")
 
