@@ -23,6 +23,7 @@ from ..layers.context import ContextPolicy, Policy
 from ..mcp.content import attach
 from ..messages import ToolCall
 from ..result import RunResult
+from ..small import small_model_layers
 from ..standard import Loop
 from ..trace.sqlite import SQLiteSink
 from .batch import batch_command
@@ -66,6 +67,14 @@ KeyEnvOpt = Annotated[str, typer.Option(help="Environment variable holding the A
 GgufOpt = Annotated[Path | None, typer.Option(help="Run this GGUF file instead of the bundled model.")]
 ToolsOpt = Annotated[
     list[str] | None, typer.Option("--tools", help="Extra tools as module:attr (repeatable).")
+]
+SmallModelOpt = Annotated[
+    bool,
+    typer.Option(
+        "--small-model",
+        help="Give a small model behind --base-url the controls the embedded model has: grounding, "
+        "the evidence check, answers in the user's language (minloop.small).",
+    ),
 ]
 BuiltinOpt = Annotated[bool, typer.Option(help="Offer the built-in tools (calculator, clock, files).")]
 RootOpt = Annotated[Path, typer.Option(help="Directory the file tools may read.")]
@@ -151,10 +160,12 @@ def run_command(
     retry: RetryOpt = None,
     cache: CacheOpt = False,
     cache_db: CacheDbOpt = None,
+    small_model: SmallModelOpt = False,
 ) -> None:
     """Run one agent loop and show each step as it happens; the trace is recorded for `minloop trace`."""
     setup = Setup(model, base_url, api_key_env, gguf, tools or [], builtin, root, max_steps, trace_db,
-                  no_trace, yes, no_input, store, mcp or [], mcp_header or [], mcp_resource or [])  # fmt: skip
+                  no_trace, yes, no_input, store, mcp or [], mcp_header or [], mcp_resource or [],
+                  small_model=small_model)  # fmt: skip
     extra = {"time_budget": time_budget, "window": window, "answer_at_limit": answer_at_limit,
              "output": output_schema,
              "budget": Budget(total_tokens=max_tokens, tool_calls=max_tool_calls),
@@ -181,11 +192,12 @@ def resume_command(
     store: StoreOpt = None,
     mcp: McpOpt = None,
     mcp_header: McpHeaderOpt = None,
+    small_model: SmallModelOpt = False,
 ) -> None:
     """Go on with a paused or interrupted run, with the decisions `minloop approve` recorded. Give the
     options that shaped the run's model and tools (the paused run printed them)."""
     setup = Setup(model, base_url, api_key_env, gguf, tools or [], builtin, root, max_steps, trace_db,
-                  False, yes, no_input, store, mcp or [], mcp_header or [])  # fmt: skip
+                  False, yes, no_input, store, mcp or [], mcp_header or [], small_model=small_model)  # fmt: skip
     finish(setup, as_json, lambda loop: loop.stream_resume(run_id), lambda loop: loop.resume(run_id), {})
 
 
@@ -205,6 +217,8 @@ def finish(setup: Setup, as_json: bool, start: Start, run: Run, extra: dict[str,
         if "calls" in extra:
             extra.update(call_keywords(*extra.pop("calls")))
             cache = extra["cache"] if hasattr(extra["cache"], "close") else None
+        if setup.small_model:
+            extra["layers"] = small_model_layers()  # the embedded model's own are not doubled
         window = extra.pop("window", None) or getattr(chosen, "context_window", None)
         policy: Policy | None = ContextPolicy(window=window) if window else None
         loop = Loop(chosen, toolset, setup.max_steps, sinks=[trace] if trace else [], context=policy,

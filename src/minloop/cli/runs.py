@@ -78,6 +78,7 @@ class Setup:
     mcp_headers: list[str] = field(default_factory=list)  # "Name: value", never printed
     mcp_resources: list[str] = field(default_factory=list)
     attached: dict[str, str] = field(default_factory=dict)  # the resources' texts, once read
+    small_model: bool = False  # the small-model layers for a model that does not bring them
 
     def run_store(self) -> RunStore | None:
         """Where runs are kept: ``--store``, else ``runs.db`` beside the trace database (none
@@ -102,6 +103,7 @@ class Setup:
         parts += [f"--store {_q(self.store)}"] if self.store else []
         parts += [f"--mcp {_q(m)}" for m in self.mcp]
         parts += [f"--mcp-header {_q(h.partition(':')[0] + ': ...')}" for h in self.mcp_headers]
+        parts += ["--small-model"] if self.small_model else []
         return " ".join(parts)
 
 

@@ -15,6 +15,7 @@ from rich.markup import escape
 
 from ..exceptions import MinloopError, MissingDependencyError
 from ..factory import build_model, build_tools
+from ..small import small_model_layers
 from ..standard import Loop
 from .calls import CacheDbOpt, CacheOpt, ConcurrencyOpt, RetryOpt, call_keywords
 from .view import err
@@ -44,6 +45,7 @@ def serve_command(
     retry: RetryOpt = None,
     cache: CacheOpt = False,
     cache_db: CacheDbOpt = None,
+    small_model: Annotated[bool, typer.Option("--small-model", help="Give a small model behind --base-url the embedded model's controls (minloop.small).")] = False,
 ) -> None:  # fmt: skip
     """Serve one loop over HTTP: runs with events, approvals and resume, and /v1/chat/completions."""
     try:
@@ -71,6 +73,7 @@ def serve_command(
                                                build_tools([*(["builtins"] if builtin else []), *(tools or [])], root),
                                                max_steps)  # fmt: skip
         asked = {k: v for k, v in call_keywords(tool_concurrency, retry, cache, cache_db).items() if v}
+        asked |= {"layers": [*served.layers, *small_model_layers()]} if small_model else {}
         served = replace(served, **asked) if asked else served
         app = create_app(served, open_store(store), token=real, url=url or f"http://{host}:{port}",
                          lease_scan=lease_scan or None)  # fmt: skip
