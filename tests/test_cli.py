@@ -242,12 +242,10 @@ def test_an_error_line_shows_what_was_typed_as_typed(tmp_path: Path) -> None:
 
 def test_small_model_gives_a_model_behind_a_url_the_evidence_check() -> None:
     invented = "It is 31 degrees in Paris."  # no tool ran: 31 comes from nowhere
-    honest = "I cannot tell the weather: no tool gives it."
-    for flag, answer, asked in [([], invented, 1), (["--small-model"], honest, 2)]:
-        with ChatServer([reply(invented), reply(honest)]) as server:
+    plain = "I can't answer that reliably: the tools I have did not provide the information it needs."
+    for flag, answer in [([], invented), (["--small-model"], plain)]:
+        with ChatServer([reply(invented)]) as server:
             args = ["run", "Weather in Paris?", "--model", "gpt-x", "--base-url", server.base_url]
             code, output = invoke(*args, "--no-builtin", "--no-trace", "--json", *flag)
         doc = json.loads(output)
-        assert (code, doc["final_message"]["content"], len(server.requests)) == (0, answer, asked)
-    note = server.requests[1]["messages"][-1]["content"]
-    assert note.startswith("Your answer states 31")  # the invented number, sent back
+        assert (code, doc["final_message"]["content"], len(server.requests)) == (0, answer, 1)
