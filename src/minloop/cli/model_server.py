@@ -45,7 +45,8 @@ def model_server_command(
     except MinloopError as exc:
         err.print(f"[bold red]error:[/] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(2) from None
-    print(f"llama.cpp's server on http://{host}:{port}/v1 serving {path.name} (Ctrl-C stops it)", flush=True)
+    where = f"[{host}]" if ":" in host else host
+    print(f"llama.cpp's server on http://{where}:{port}/v1 serving {path.name} (Ctrl-C stops it)", flush=True)
     try:
         while server is not None:
             time.sleep(3600)
@@ -87,7 +88,8 @@ def _start(
         server = xllamacpp.Server(params)
     except RuntimeError as exc:  # llama.cpp says only "Failed to init server"
         raise MinloopError(f"llama.cpp's server could not start with {path}: {exc}") from None
-    health = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}/health"
+    near = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(host, host)  # a wildcard is reached on loopback
+    health = f"http://{f'[{near}]' if ':' in near else near}:{port}/health"
     deadline = time.monotonic() + STARTUP
     while time.monotonic() < deadline:
         try:
